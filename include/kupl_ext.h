@@ -1,0 +1,85 @@
+/*
+ * kupl_ext.h — kupl-interop extensions to the KUPL API (prefix kuplx_).
+ *
+ * What vendor KUPL lacks and users of CUDA streams expect: a non-blocking
+ * cross-queue dependency, the error detail of a failed event, and a look inside
+ * the copy engine. Code that must also run over vendor KUPL should test
+ * KUPLX_AVAILABLE before using anything here.
+ */
+#ifndef KUPL_EXT_H
+#define KUPL_EXT_H
+
+#include "kupl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KUPLX_AVAILABLE 1
+
+/**
+ * Makes all work enqueued on queue after this call wait until event's latest
+ * record is complete, and returns at once (like cudaStreamWaitEvent). Nothing
+ * waits for it while it waits: no thread is held. Later records of event do not
+ * affect the dependency. KUPL_ERROR if event was never recorded or a handle is invalid.
+ */
+kupl_export int kuplx_queue_wait_event_async(kupl_queue_h queue, kupl_event_h event);
+
+/**
+ * Says why the work covered by event's latest record failed.
+ * Returns KUPL_OK (and an empty message) if it succeeded or is not complete yet,
+ * KUPL_ERROR if it failed or the handle is invalid; the reason is written to
+ * message (at most size bytes, NUL-terminated) when message is not NULL.
+ */
+kupl_export int kuplx_event_get_error(kupl_event_h event, char *message, size_t size);
+
+/** Static facts about the copy engine. */
+typedef struct kuplx_engine_info {
+    char backend[32];        /**< backend name, e.g. "software" */
+    int num_channels;        /**< copy channels (worker threads for the software backend) */
+    int num_executors;       /**< threads that run host-function queue items */
+    int num_numa_nodes;      /**< NUMA nodes hwloc reports */
+    int num_cores;           /**< cores hwloc reports */
+    size_t inline_threshold; /**< async copies below this with nothing ahead run on the caller */
+    size_t mt_threshold;     /**< copies at least this large are split across channels */
+    size_t sync_threshold;   /**< kupl_memcpy() uses the engine from this size on */
+    size_t nt_threshold;     /**< copies at least this large use non-temporal stores */
+    unsigned spin_us;        /**< how long an idle worker spins before it parks */
+} kuplx_engine_info_t;
+
+/** Fills *info (starting the runtime if needed). KUPL_ERROR for NULL. */
+kupl_export int kuplx_get_engine_info(kuplx_engine_info_t *info);
+
+/**
+ * Writes where channel number channel runs (an hwloc cpuset list such as "0" or
+ * "0-3", and the NUMA node) into buf. KUPL_ERROR for a bad channel number.
+ */
+kupl_export int kuplx_get_channel_placement(int channel, char *buf, size_t size);
+
+/** Counters since the runtime started; all monotonic. */
+typedef struct kuplx_counters {
+    uint64_t copies_submitted; /**< async and sync copies accepted */
+    uint64_t copies_inline;    /**< of those, done on the calling thread */
+    uint64_t copies_failed;    /**< copies that completed with an error */
+    uint64_t bytes_copied;     /**< payload bytes of successful copies */
+    uint64_t pieces_executed;  /**< pieces run by copy channels (a split copy has several) */
+    uint64_t host_items;       /**< host-function items run */
+    uint64_t worker_parks;     /**< times an idle worker went to sleep */
+    uint64_t worker_wakes;     /**< times a submitter had to wake a sleeping worker */
+} kuplx_counters_t;
+
+/** Fills *counters. KUPL_ERROR for NULL. */
+kupl_export int kuplx_get_counters(kuplx_counters_t *counters);
+
+/**
+ * Fault injection for tests: the next count copies the engine executes (inline or
+ * on a channel) fail without writing; their waiters get KUPL_ERROR. 0 disarms.
+ * Also settable at start-up with KUPL_FAULT_INJECT=count.
+ */
+kupl_export int kuplx_inject_copy_faults(unsigned count);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KUPL_EXT_H */
