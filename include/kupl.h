@@ -225,14 +225,17 @@ kupl_export int kupl_event_query(kupl_event_h event);
 #include <functional>
 
 /** Old samples call kupl_malloc(size): same as kupl_malloc(KUPL_MEM_DEFAULT, size). */
-inline void *kupl_malloc(size_t size) { return kupl_malloc(KUPL_MEM_DEFAULT, size); }
+inline void *kupl_malloc(size_t size) {
+    return kupl_malloc(KUPL_MEM_DEFAULT, size);
+}
 
 namespace kupl {
 /**
  * Enqueues a C++ callable on queue, like kupl_queue_submit(); desc may be NULL or
  * give a name. The callable is copied. KUPL_ERROR for an invalid queue or empty func.
  */
-kupl_export int queue_submit(kupl_queue_h queue, kupl_queue_item_desc_t *desc, const std::function<void(void)> &func);
+kupl_export int queue_submit(kupl_queue_h queue, kupl_queue_item_desc_t *desc,
+                             const std::function<void(void)> &func);
 } // namespace kupl
 #endif
 

@@ -1,0 +1,53 @@
+#include "api/api_support.h"
+
+#include "support/log.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace kupl::api {
+
+int fail(const char *function, const char *format, ...) {
+    if (support::log_enabled(support::LogLevel::error)) {
+        char message[400];
+        va_list args;
+        va_start(args, format);
+        std::vsnprintf(message, sizeof message, format, args);
+        va_end(args);
+        support::log(support::LogLevel::error, "%s: %s", function, message);
+    }
+    return KUPL_ERROR;
+}
+
+Runtime *runtime_for(const char *function) {
+    Runtime *runtime = Runtime::get();
+    if (runtime == nullptr)
+        fail(function, "the runtime is not available (process exiting or start-up failed)");
+    return runtime;
+}
+
+std::shared_ptr<sched::Queue> find_queue(Runtime &runtime, kupl_queue_h queue, const char *function) {
+    if (queue == nullptr) {
+        fail(function, "queue is NULL");
+        return nullptr;
+    }
+    auto found = runtime.queues.find(queue);
+    if (found == nullptr)
+        fail(function, "queue %p is not a live queue (destroyed, from before fork(), or not a queue)",
+             static_cast<void *>(queue));
+    return found;
+}
+
+std::shared_ptr<sched::Event> find_event(Runtime &runtime, kupl_event_h event, const char *function) {
+    if (event == nullptr) {
+        fail(function, "event is NULL");
+        return nullptr;
+    }
+    auto found = runtime.events.find(event);
+    if (found == nullptr)
+        fail(function, "event %p is not a live event (destroyed, from before fork(), or not an event)",
+             static_cast<void *>(event));
+    return found;
+}
+
+} // namespace kupl::api

@@ -1,0 +1,119 @@
+// kupl_memcpy, kupl_memcpy2d and their asynchronous forms: validate, describe, hand inward.
+#include "api/api_support.h"
+
+#include <cstdint>
+#include <limits>
+
+using kupl::api::fail;
+
+namespace {
+
+// Checks a 2D copy and fills a descriptor; contiguous shapes become 1D. Returns KUPL_OK or
+// KUPL_ERROR (logged on behalf of `function`).
+int describe_copy(const char *function, void *dst, std::size_t dpitch, const void *src, std::size_t spitch,
+                  std::size_t width, std::size_t height, kupl::copy::CopyDescriptor &out) {
+    out = {};
+    if (width == 0 || height == 0)
+        return KUPL_OK; // nothing to copy; still a valid call
+    if (dst == nullptr || src == nullptr)
+        return fail(function, "%s is NULL", dst == nullptr ? "dst" : "src");
+    if (height > 1 && (width > dpitch || width > spitch))
+        return fail(function, "width %zu exceeds the %s pitch %zu", width,
+                    width > dpitch ? "destination" : "source", width > dpitch ? dpitch : spitch);
+    constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+    const std::size_t pitch = dpitch > spitch ? dpitch : spitch;
+    if (height > 1 && (height - 1) > (max - width) / (pitch == 0 ? 1 : pitch))
+        return fail(function, "a %zu-row region of pitch %zu overflows the address space", height, pitch);
+    const std::size_t span_d = (height - 1) * (height > 1 ? dpitch : 0) + width;
+    const std::size_t span_s = (height - 1) * (height > 1 ? spitch : 0) + width;
+    if (reinterpret_cast<std::uintptr_t>(dst) > max - span_d ||
+        reinterpret_cast<std::uintptr_t>(src) > max - span_s)
+        return fail(function, "the region wraps around the end of the address space");
+    out.dst = dst;
+    out.src = src;
+    if (height == 1 || (dpitch == width && spitch == width)) {
+        out.width = width * height; // contiguous: one row
+        out.height = 1;
+        out.dpitch = out.spitch = out.width;
+    } else {
+        out.width = width;
+        out.height = height;
+        out.dpitch = dpitch;
+        out.spitch = spitch;
+    }
+    return KUPL_OK;
+}
+
+int copy_sync(const char *function, const kupl::copy::CopyDescriptor &copy) {
+    kupl::Runtime *runtime = kupl::api::runtime_for(function);
+    if (runtime == nullptr)
+        return KUPL_ERROR;
+    if (const char *error = runtime->engine->copy_and_wait(copy))
+        return fail(function, "%s", error);
+    return KUPL_OK;
+}
+
+int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kupl_queue_h queue,
+               kupl_event_h event) {
+    kupl::Runtime *runtime = kupl::api::runtime_for(function);
+    if (runtime == nullptr)
+        return KUPL_ERROR;
+    std::shared_ptr<kupl::sched::Queue> ordered;
+    if (queue != nullptr && (ordered = kupl::api::find_queue(*runtime, queue, function)) == nullptr)
+        return KUPL_ERROR;
+    auto op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::copy);
+    op->copy = copy;
+    if (event != nullptr) {
+        op->signal = kupl::api::find_event(*runtime, event, function);
+        if (op->signal == nullptr)
+            return KUPL_ERROR;
+        op->signal_generation = op->signal->begin_record();
+        if (op->signal_generation == 0)
+            return fail(function, "event %p is still SUBMITTED (its previous record is not complete)",
+                        static_cast<void *>(event));
+    }
+    if (ordered == nullptr) {
+        runtime->engine->run_unordered(std::move(op));
+        return KUPL_OK;
+    }
+    const bool synchronous = ordered->synchronous();
+    ordered->enqueue(std::move(op));
+    if (synchronous && !ordered->wait_all())
+        return fail(function, "the copy failed");
+    return KUPL_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+int kupl_memcpy(void *dst, const void *src, size_t count) {
+    kupl::copy::CopyDescriptor copy;
+    if (describe_copy(__func__, dst, count, src, count, count, 1, copy) != KUPL_OK)
+        return KUPL_ERROR;
+    return copy_sync(__func__, copy);
+}
+
+int kupl_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height) {
+    kupl::copy::CopyDescriptor copy;
+    if (describe_copy(__func__, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)
+        return KUPL_ERROR;
+    return copy_sync(__func__, copy);
+}
+
+int kupl_memcpy_async(void *dst, const void *src, size_t count, kupl_queue_h queue, kupl_event_h event) {
+    kupl::copy::CopyDescriptor copy;
+    if (describe_copy(__func__, dst, count, src, count, count, 1, copy) != KUPL_OK)
+        return KUPL_ERROR;
+    return copy_async(__func__, copy, queue, event);
+}
+
+int kupl_memcpy2d_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                        kupl_queue_h queue, kupl_event_h event) {
+    kupl::copy::CopyDescriptor copy;
+    if (describe_copy(__func__, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)
+        return KUPL_ERROR;
+    return copy_async(__func__, copy, queue, event);
+}
+
+} // extern "C"

@@ -1,0 +1,195 @@
+// Queues: create, destroy, wait, host-function items, acquired queues.
+#include "api/api_support.h"
+#include "kupl_ext.h"
+
+#include <cstring>
+#include <string>
+
+using kupl::api::fail;
+using kupl::api::find_event;
+using kupl::api::find_queue;
+using kupl::api::runtime_for;
+
+namespace {
+
+constexpr int least_priority = 0;
+constexpr int greatest_priority = 3;
+
+kupl_queue_h create_queue(const char *function, int priority) {
+    kupl::Runtime *runtime = runtime_for(function);
+    if (runtime == nullptr)
+        return nullptr;
+    if (priority < least_priority || priority > greatest_priority) {
+        fail(function, "priority %d is outside %d..%d", priority, least_priority, greatest_priority);
+        return nullptr;
+    }
+    auto queue = std::make_shared<kupl::sched::Queue>(*runtime->engine, priority, false);
+    return static_cast<kupl_queue_h>(runtime->queues.add(std::move(queue)));
+}
+
+int submit_function(const char *function, kupl_queue_h queue, std::function<void()> body) {
+    kupl::Runtime *runtime = runtime_for(function);
+    if (runtime == nullptr)
+        return KUPL_ERROR;
+    auto target = find_queue(*runtime, queue, function);
+    if (target == nullptr)
+        return KUPL_ERROR;
+    auto op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::host_function);
+    op->function = std::move(body);
+    const bool synchronous = target->synchronous();
+    target->enqueue(std::move(op));
+    if (synchronous)
+        target->wait_all();
+    return KUPL_OK;
+}
+
+// Enqueues "later work on queue waits for event's latest record"; returns the op's ticket or 0.
+std::uint64_t enqueue_wait(const char *function, kupl::sched::Queue &queue,
+                           const std::shared_ptr<kupl::sched::Event> &event) {
+    const std::uint64_t generation = event->latest_record();
+    if (generation == 0) {
+        fail(function, "the event was never recorded");
+        return 0;
+    }
+    auto op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::wait_event);
+    op->awaited = event;
+    op->awaited_generation = generation;
+    return queue.enqueue(std::move(op));
+}
+
+} // namespace
+
+extern "C" {
+
+kupl_queue_h kupl_queue_create(void) {
+    return create_queue(__func__, 0);
+}
+
+kupl_queue_h kupl_queue_create_with_priority(int priority) {
+    return create_queue(__func__, priority);
+}
+
+int kupl_get_queue_priority_range(int *least, int *greatest) {
+    if (least == nullptr || greatest == nullptr)
+        return fail(__func__, "%s is NULL", least == nullptr ? "least_priority" : "greatest_priority");
+    *least = least_priority;
+    *greatest = greatest_priority;
+    return KUPL_OK;
+}
+
+void kupl_queue_destroy(kupl_queue_h queue) {
+    kupl::Runtime *runtime = runtime_for(__func__);
+    if (runtime == nullptr)
+        return;
+    auto target = find_queue(*runtime, queue, __func__);
+    if (target == nullptr)
+        return;
+    if (runtime->is_acquired(queue)) {
+        fail(__func__, "queue %p belongs to the runtime (kupl_queue_acquire) and is not destroyed",
+             static_cast<void *>(queue));
+        return;
+    }
+    if (target->called_from_own_item()) {
+        fail(__func__, "a queue cannot be destroyed from one of its own items (it would wait for itself)");
+        return;
+    }
+    target->wait_all(); // KUPL destroys after the pending work is done
+    runtime->queues.remove(queue);
+}
+
+int kupl_queue_wait(kupl_queue_h queue) {
+    kupl::Runtime *runtime = runtime_for(__func__);
+    if (runtime == nullptr)
+        return KUPL_ERROR;
+    auto target = find_queue(*runtime, queue, __func__);
+    if (target == nullptr)
+        return KUPL_ERROR;
+    if (target->called_from_own_item())
+        return fail(__func__, "waiting on a queue from one of its own items would deadlock");
+    if (!target->wait_all())
+        return fail(__func__, "work on the queue failed since the previous wait");
+    return KUPL_OK;
+}
+
+int kupl_queue_wait_event(kupl_queue_h queue, kupl_event_h event) {
+    kupl::Runtime *runtime = runtime_for(__func__);
+    if (runtime == nullptr)
+        return KUPL_ERROR;
+    auto target = find_queue(*runtime, queue, __func__);
+    auto awaited = find_event(*runtime, event, __func__);
+    if (target == nullptr || awaited == nullptr)
+        return KUPL_ERROR;
+    if (target->called_from_own_item())
+        return fail(__func__, "waiting on a queue from one of its own items would deadlock");
+    const std::uint64_t ticket = enqueue_wait(__func__, *target, awaited);
+    if (ticket == 0)
+        return KUPL_ERROR;
+    target->wait_for(ticket);
+    std::string why;
+    if (awaited->failed(&why))
+        return fail(__func__, "the awaited work failed: %s", why.c_str());
+    return KUPL_OK;
+}
+
+int kuplx_queue_wait_event_async(kupl_queue_h queue, kupl_event_h event) {
+    kupl::Runtime *runtime = runtime_for(__func__);
+    if (runtime == nullptr)
+        return KUPL_ERROR;
+    auto target = find_queue(*runtime, queue, __func__);
+    auto awaited = find_event(*runtime, event, __func__);
+    if (target == nullptr || awaited == nullptr)
+        return KUPL_ERROR;
+    return enqueue_wait(__func__, *target, awaited) == 0 ? KUPL_ERROR : KUPL_OK;
+}
+
+int kupl_queue_submit(kupl_queue_h queue, kupl_queue_item_desc_t *desc) {
+    if (desc == nullptr)
+        return fail(__func__, "desc is NULL");
+    if (desc->func == nullptr)
+        return fail(__func__, "desc->func is NULL");
+    kupl_queue_item_func_t func = desc->func;
+    if ((desc->field_mask & KUPL_QUEUE_ITEM_DESC_FIELD_ARGS_SIZE) != 0 && desc->args_size != 0) {
+        if (desc->args == nullptr)
+            return fail(__func__, "desc->args is NULL but args_size is %zu", desc->args_size);
+        // By value: the caller may reuse its args as soon as this returns.
+        auto copy = std::shared_ptr<std::max_align_t[]>(
+            new std::max_align_t[(desc->args_size + sizeof(std::max_align_t) - 1) /
+                                 sizeof(std::max_align_t)]);
+        std::memcpy(copy.get(), desc->args, desc->args_size);
+        return submit_function(__func__, queue, [func, copy] { func(copy.get()); });
+    }
+    void *args = desc->args;
+    return submit_function(__func__, queue, [func, args] { func(args); });
+}
+
+kupl_queue_h kupl_queue_acquire(int index) {
+    kupl::Runtime *runtime = runtime_for(__func__);
+    if (runtime == nullptr)
+        return nullptr;
+    if (index < KUPL_ASYNC_SYNC) {
+        fail(__func__, "index %d is negative (only KUPL_ASYNC_SYNC = -1 is allowed)", index);
+        return nullptr;
+    }
+    return static_cast<kupl_queue_h>(runtime->acquire_queue(index));
+}
+
+int kupl_queue_wait_all(void) {
+    kupl::Runtime *runtime = runtime_for(__func__);
+    if (runtime == nullptr)
+        return KUPL_ERROR;
+    if (!runtime->wait_acquired())
+        return fail(__func__, "work on an acquired queue failed since its previous wait");
+    return KUPL_OK;
+}
+
+} // extern "C"
+
+namespace kupl {
+
+int queue_submit(kupl_queue_h queue, kupl_queue_item_desc_t *, const std::function<void(void)> &func) {
+    if (!func)
+        return fail(__func__, "func is empty");
+    return submit_function("kupl::queue_submit", queue, func);
+}
+
+} // namespace kupl

@@ -1,0 +1,57 @@
+// The copy-engine interface. A backend executes copy descriptors and reports each one's
+// completion exactly once. The software backend (worker-thread channels) ships today; a hardware
+// engine (Kunpeng SDMA through libsdma_dk, Intel DSA) fits the same shape: its submit() writes a
+// descriptor to the device ring, and a poller reports completions.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace kupl::copy {
+
+// A 1D copy is a 2D copy of one row.
+struct CopyDescriptor {
+    void *dst = nullptr;
+    const void *src = nullptr;
+    std::size_t dpitch = 0;
+    std::size_t spitch = 0;
+    std::size_t width = 0;  // bytes per row
+    std::size_t height = 1; // rows
+    int priority = 0;       // 0 (least) .. 3 (greatest), from the queue
+
+    std::size_t bytes() const { return width * height; }
+};
+
+// Told once when a submitted copy is done. `error` is nullptr on success, else why it failed.
+class CopyCompletion {
+  public:
+    virtual void copy_done(const char *error) = 0;
+
+  protected:
+    ~CopyCompletion() = default;
+};
+
+class CopyBackend {
+  public:
+    virtual ~CopyBackend() = default;
+
+    virtual const char *name() const = 0;
+    virtual int num_channels() const = 0;
+    // Where channel `index` runs, for kupl-info.
+    virtual std::string channel_placement(int index) const = 0;
+    // Copies at least this large bypass the caches (0 if the backend has no such mode).
+    virtual std::size_t nt_threshold() const { return 0; }
+
+    // Starts the copy; `done` is called exactly once, from any thread (possibly before submit
+    // returns). The descriptor has been validated; width and height are non-zero.
+    virtual void submit(const CopyDescriptor &copy, CopyCompletion *done) = 0;
+
+    // Lets a thread that is about to block in a wait do queued copy work itself. Returns true if
+    // it did some. A hardware backend returns false.
+    virtual bool help_one() { return false; }
+
+    // Stops the channels after the copies submitted so far are done.
+    virtual void shutdown() = 0;
+};
+
+} // namespace kupl::copy

@@ -1,0 +1,135 @@
+#include "copy/software/software_backend.h"
+
+#include "support/worker_loop.h"
+#include "topo/topology.h"
+
+#include <algorithm>
+
+namespace kupl::copy {
+
+struct SoftwareBackend::Job {
+    CopyDescriptor copy;
+    CopyCompletion *done;
+    RowKernel kernel;
+    bool non_temporal;
+    std::atomic<std::size_t> pieces_left;
+};
+
+SoftwareBackend::SoftwareBackend(const SoftwareBackendOptions &options, const topo::Topology &topology,
+                                 support::Counters &counters)
+    : options_(options), counters_(counters) {
+    const int count = std::max(1, options.num_channels);
+    placement_.resize(static_cast<std::size_t>(count), "starting");
+    channels_.reserve(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i)
+        channels_.emplace_back([this, i, &topology] { channel_main(i, topology); });
+    // Wait until every channel is placed, so placement queries and first copies see bound threads.
+    std::unique_lock<std::mutex> lock(mutex_);
+    placed_.wait(lock, [this, count] { return channels_placed_ == count; });
+}
+
+SoftwareBackend::~SoftwareBackend() {
+    shutdown();
+}
+
+void SoftwareBackend::shutdown() {
+    stopping_.store(true, std::memory_order_release);
+    idle_.notify(true);
+    for (std::thread &channel : channels_)
+        if (channel.joinable())
+            channel.join();
+}
+
+std::string SoftwareBackend::channel_placement(int index) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return placement_.at(static_cast<std::size_t>(index));
+}
+
+void SoftwareBackend::channel_main(int index, const topo::Topology &topology) {
+    // Channels take the last cores: application threads usually start from core 0.
+    const int core = topology.num_cores() - 1 - (index % topology.num_cores());
+    std::string where = topology.bind_calling_thread_to_core(core);
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        placement_[static_cast<std::size_t>(index)] = where;
+        ++channels_placed_;
+    }
+    placed_.notify_all();
+    support::run_worker_loop([this] { return try_run_one(); },
+                             [this] { return pending_count_.load(std::memory_order_relaxed) != 0; },
+                             stopping_, idle_, options_.spin_us, counters_);
+}
+
+void SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *done) {
+    auto *job =
+        new Job{copy, done, select_row_kernel(copy.width), copy.bytes() >= options_.nt_threshold, {0}};
+    const std::size_t bytes = copy.bytes();
+    const bool one_d = copy.height == 1;
+    const std::size_t units = one_d ? copy.width : copy.height;
+    std::size_t pieces = 1;
+    if (bytes >= options_.split_threshold) {
+        // Several pieces per thread so a channel that is slowed down does not hold up the copy,
+        // but pieces large enough (>= 128 KiB) that taking one costs nothing in comparison.
+        const std::size_t threads = static_cast<std::size_t>(num_channels() + options_.helpers);
+        const std::size_t piece_bytes = std::clamp<std::size_t>(bytes / (threads * 4), 128 << 10, 4 << 20);
+        pieces = std::min(units, (bytes + piece_bytes - 1) / piece_bytes);
+    }
+    std::size_t per_piece = (units + pieces - 1) / pieces;
+    if (one_d)
+        per_piece = (per_piece + 63) & ~std::size_t{63}; // whole cache lines per piece
+    pieces = (units + per_piece - 1) / per_piece;
+    job->pieces_left.store(pieces, std::memory_order_relaxed);
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::deque<Piece> &list = pending_[std::clamp(copy.priority, 0, 3)];
+        for (std::size_t first = 0; first < units; first += per_piece)
+            list.push_back(Piece{job, first, std::min(units, first + per_piece)});
+        pending_count_.fetch_add(pieces, std::memory_order_relaxed);
+    }
+    if (idle_.notify(pieces > 1))
+        support::bump(counters_.worker_wakes);
+}
+
+bool SoftwareBackend::try_run_one() {
+    if (pending_count_.load(std::memory_order_relaxed) == 0)
+        return false;
+    Piece piece{};
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        int priority = 3;
+        while (priority >= 0 && pending_[priority].empty())
+            --priority;
+        if (priority < 0)
+            return false;
+        piece = pending_[priority].front();
+        pending_[priority].pop_front();
+        pending_count_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    run_piece(piece);
+    return true;
+}
+
+bool SoftwareBackend::help_one() {
+    return try_run_one();
+}
+
+void SoftwareBackend::run_piece(const Piece &piece) {
+    Job &job = *piece.job;
+    const CopyDescriptor &c = job.copy;
+    if (c.height == 1) {
+        copy_bytes(static_cast<char *>(c.dst) + piece.first, static_cast<const char *>(c.src) + piece.first,
+                   piece.last - piece.first, job.non_temporal);
+    } else {
+        job.kernel(static_cast<char *>(c.dst) + piece.first * c.dpitch, c.dpitch,
+                   static_cast<const char *>(c.src) + piece.first * c.spitch, c.spitch, c.width,
+                   piece.last - piece.first);
+    }
+    support::bump(counters_.pieces_executed);
+    if (job.pieces_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        CopyCompletion *done = job.done;
+        delete piece.job;
+        done->copy_done(nullptr);
+    }
+}
+
+} // namespace kupl::copy

@@ -1,0 +1,72 @@
+// The software copy engine: channels are worker threads pinned to cores with hwloc. A large
+// copy is cut into pieces that all channels (and waiting callers, see help_one) take in turn.
+#pragma once
+
+#include "copy/backend.h"
+#include "copy/kernels/copy_kernels.h"
+#include "support/counters.h"
+#include "support/parking.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace kupl::topo {
+class Topology;
+}
+
+namespace kupl::copy {
+
+struct SoftwareBackendOptions {
+    int num_channels = 1;
+    std::size_t split_threshold = 512 * 1024; // copies at least this large are split
+    std::size_t nt_threshold = 64 << 20;      // copies at least this large use streaming stores
+    unsigned spin_us = 50;
+    int helpers = 1; // threads besides the channels that take pieces (waiting callers)
+};
+
+class SoftwareBackend final : public CopyBackend {
+  public:
+    SoftwareBackend(const SoftwareBackendOptions &options, const topo::Topology &topology,
+                    support::Counters &counters);
+    ~SoftwareBackend() override;
+
+    const char *name() const override { return "software"; }
+    int num_channels() const override { return static_cast<int>(channels_.size()); }
+    std::string channel_placement(int index) const override;
+    std::size_t nt_threshold() const override { return options_.nt_threshold; }
+    void submit(const CopyDescriptor &copy, CopyCompletion *done) override;
+    bool help_one() override;
+    void shutdown() override;
+
+  private:
+    struct Job;
+    // Rows [first, last) of a 2D job, or bytes [first, last) of a 1D job (height == 1).
+    struct Piece {
+        Job *job;
+        std::size_t first;
+        std::size_t last;
+    };
+
+    bool try_run_one();
+    void run_piece(const Piece &piece);
+    void channel_main(int index, const topo::Topology &topology);
+
+    const SoftwareBackendOptions options_;
+    support::Counters &counters_;
+    mutable std::mutex mutex_;
+    std::condition_variable placed_;
+    int channels_placed_ = 0;      // guarded by mutex_
+    std::deque<Piece> pending_[4]; // by priority; guarded by mutex_
+    std::atomic<std::size_t> pending_count_{0};
+    std::atomic<bool> stopping_{false};
+    support::EventCount idle_;
+    std::vector<std::thread> channels_;
+    std::vector<std::string> placement_; // written by each channel at start, guarded by mutex_
+};
+
+} // namespace kupl::copy

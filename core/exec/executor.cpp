@@ -1,0 +1,59 @@
+#include "exec/executor.h"
+
+#include "support/worker_loop.h"
+
+#include <algorithm>
+
+namespace kupl::exec {
+
+Executor::Executor(int num_threads, unsigned spin_us, support::Counters &counters)
+    : spin_us_(spin_us), counters_(counters) {
+    const int count = std::max(1, num_threads);
+    threads_.reserve(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i)
+        threads_.emplace_back([this] {
+            support::run_worker_loop([this] { return try_run_one(); },
+                                     [this] { return task_count_.load(std::memory_order_relaxed) != 0; },
+                                     stopping_, idle_, spin_us_, counters_);
+        });
+}
+
+Executor::~Executor() {
+    shutdown();
+}
+
+void Executor::shutdown() {
+    stopping_.store(true, std::memory_order_release);
+    idle_.notify(true);
+    for (std::thread &thread : threads_)
+        if (thread.joinable())
+            thread.join();
+}
+
+void Executor::post(std::function<void()> task) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        tasks_.push_back(std::move(task));
+        task_count_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (idle_.notify(false))
+        support::bump(counters_.worker_wakes);
+}
+
+bool Executor::try_run_one() {
+    if (task_count_.load(std::memory_order_relaxed) == 0)
+        return false;
+    std::function<void()> task;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (tasks_.empty())
+            return false;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+        task_count_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    task();
+    return true;
+}
+
+} // namespace kupl::exec

@@ -1,0 +1,43 @@
+// Threads that run host-function queue items. Kept apart from the copy channels so a long
+// host function never delays a copy, and a copy never delays a host function.
+#pragma once
+
+#include "support/counters.h"
+#include "support/parking.h"
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kupl::exec {
+
+class Executor {
+  public:
+    Executor(int num_threads, unsigned spin_us, support::Counters &counters);
+    ~Executor();
+    Executor(const Executor &) = delete;
+    Executor &operator=(const Executor &) = delete;
+
+    int num_threads() const { return static_cast<int>(threads_.size()); }
+    // Runs task on one of the executor threads, in no particular order with other posts.
+    void post(std::function<void()> task);
+    // Stops the threads after the tasks posted so far have run.
+    void shutdown();
+
+  private:
+    bool try_run_one();
+
+    unsigned spin_us_;
+    support::Counters &counters_;
+    std::mutex mutex_;
+    std::deque<std::function<void()>> tasks_; // guarded by mutex_
+    std::atomic<std::size_t> task_count_{0};
+    std::atomic<bool> stopping_{false};
+    support::EventCount idle_;
+    std::vector<std::thread> threads_;
+};
+
+} // namespace kupl::exec

@@ -1,0 +1,52 @@
+// The process-wide runtime: configuration, topology, the engine and the handle tables. It starts
+// on first use (safe when first calls race), stops at exit after the submitted work is done, and
+// starts afresh in the child after fork() (handles from the parent are then invalid there).
+#pragma once
+
+#include "api/handle_table.h"
+#include "sched/engine.h"
+#include "sched/event.h"
+#include "sched/queue.h"
+#include "support/config.h"
+#include "support/counters.h"
+#include "support/fault_injection.h"
+#include "topo/topology.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace kupl {
+
+class Runtime {
+  public:
+    // The runtime, started if needed; nullptr if the process is exiting or start-up failed.
+    static Runtime *get();
+
+    Runtime();
+    Runtime(const Runtime &) = delete;
+    Runtime &operator=(const Runtime &) = delete;
+
+    const support::Config config;
+    const topo::Topology topology;
+    support::Counters counters;
+    support::FaultInjector faults;
+    std::unique_ptr<sched::Engine> engine;
+    api::HandleTable<sched::Queue> queues{0x5};
+    api::HandleTable<sched::Event> events{0xA};
+
+    // kupl_queue_acquire(index): created on first use, owned by the runtime.
+    void *acquire_queue(int index);
+    bool is_acquired(const void *handle);
+    // Waits for every acquired queue; false if work on one of them failed.
+    bool wait_acquired();
+
+    // Waits for all queues, then stops the threads. Called once, at exit.
+    void shutdown();
+
+  private:
+    std::mutex acquired_mutex_;
+    std::map<int, void *> acquired_; // index -> handle; guarded by acquired_mutex_
+};
+
+} // namespace kupl

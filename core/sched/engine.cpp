@@ -1,0 +1,140 @@
+#include "sched/engine.h"
+
+#include "copy/kernels/copy_kernels.h"
+#include "sched/event.h"
+#include "sched/queue.h"
+
+#include <atomic>
+
+namespace kupl::sched {
+namespace {
+const char *const injected_fault = "injected copy fault (kuplx_inject_copy_faults / KUPL_FAULT_INJECT)";
+} // namespace
+
+void Op::copy_done(const char *why) {
+    error = why;
+    engine->finish(*this);
+}
+
+Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend> backend,
+               std::unique_ptr<exec::Executor> executor, support::Counters &counters,
+               support::FaultInjector &faults)
+    : config_(config), backend_(std::move(backend)), executor_(std::move(executor)), counters_(counters),
+      faults_(faults) {}
+
+const char *Engine::copy_now(const copy::CopyDescriptor &c) {
+    if (c.height == 1)
+        copy::copy_bytes(c.dst, c.src, c.width, false);
+    else
+        copy::select_row_kernel(c.width)(static_cast<char *>(c.dst), c.dpitch,
+                                         static_cast<const char *>(c.src), c.spitch, c.width, c.height);
+    support::bump(counters_.copies_inline);
+    return nullptr;
+}
+
+bool Engine::start(Op &op) {
+    switch (op.kind) {
+    case Op::Kind::copy: {
+        support::bump(counters_.copies_submitted);
+        if (faults_.should_fail()) {
+            op.error = injected_fault;
+            return true;
+        }
+        if (op.copy.bytes() == 0)
+            return true;
+        const bool on_sync_queue = op.queue != nullptr && op.queue->synchronous();
+        if (op.copy.bytes() < config_.inline_threshold && !on_sync_queue) {
+            op.error = copy_now(op.copy);
+            return true;
+        }
+        backend_->submit(op.copy, &op);
+        return false;
+    }
+    case Op::Kind::host_function:
+        // Only the synchronous queue gets here; other queues post to the executor (Queue::drain).
+        support::bump(counters_.host_items);
+        op.function();
+        return true;
+    case Op::Kind::record:
+        return true;
+    case Op::Kind::wait_event:
+        op.awaited->when_complete(op.awaited_generation, [&op] { op.engine->finish(op); });
+        return false;
+    }
+    return true;
+}
+
+void Engine::finish(Op &op) {
+    if (op.kind == Op::Kind::host_function)
+        support::bump(counters_.host_items);
+    if (op.queue != nullptr) {
+        op.queue->head_finished(op);
+        return;
+    }
+    settle(op, nullptr);
+    delete &op;
+}
+
+void Engine::settle(Op &op, const char *record_error) {
+    if (op.kind == Op::Kind::copy) {
+        if (op.error != nullptr)
+            support::bump(counters_.copies_failed);
+        else
+            support::bump(counters_.bytes_copied, op.copy.bytes());
+    }
+    if (op.signal != nullptr)
+        op.signal->complete(op.signal_generation, op.kind == Op::Kind::record ? record_error : op.error);
+}
+
+void Engine::run_unordered(std::unique_ptr<Op> op) {
+    op->engine = this;
+    Op *raw = op.release(); // owned by itself until it settles
+    if (start(*raw)) {
+        settle(*raw, nullptr);
+        delete raw;
+    }
+}
+
+const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
+    support::bump(counters_.copies_submitted);
+    if (faults_.should_fail()) {
+        support::bump(counters_.copies_failed);
+        return injected_fault;
+    }
+    if (copy.bytes() == 0)
+        return nullptr;
+    if (copy.bytes() < config_.sync_threshold) {
+        copy_now(copy);
+    } else {
+        // Shared by the waiter and the completing thread; the last of the two frees it, so the
+        // completer may still be inside notify() when the waiter sees `done` and returns.
+        struct Completion final : copy::CopyCompletion {
+            std::atomic<bool> done{false};
+            std::atomic<int> owners{2};
+            support::EventCount wakeups;
+            void release() {
+                if (owners.fetch_sub(1, std::memory_order_acq_rel) == 1)
+                    delete this;
+            }
+            void copy_done(const char *) override {
+                done.store(true, std::memory_order_seq_cst);
+                wakeups.notify(true);
+                release();
+            }
+        };
+        auto *completion = new Completion;
+        backend_->submit(copy, completion);
+        block_until([completion] { return completion->done.load(std::memory_order_acquire); },
+                    completion->wakeups);
+        completion->release();
+    }
+    support::bump(counters_.bytes_copied, copy.bytes());
+    return nullptr;
+}
+
+void Engine::shutdown() {
+    backend_->shutdown();
+    executor_->shutdown();
+}
+
+} // namespace kupl::sched

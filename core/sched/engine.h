@@ -1,0 +1,77 @@
+// Executes ops: copies go to the copy backend (or run on the calling thread when small), host
+// functions to the executor, waits become continuations on events. Also the one place that
+// completes events and counts what happened.
+#pragma once
+
+#include "copy/backend.h"
+#include "exec/executor.h"
+#include "sched/op.h"
+#include "support/config.h"
+#include "support/counters.h"
+#include "support/fault_injection.h"
+#include "support/parking.h"
+
+#include <memory>
+
+namespace kupl::sched {
+
+class Engine {
+  public:
+    Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend> backend,
+           std::unique_ptr<exec::Executor> executor, support::Counters &counters,
+           support::FaultInjector &faults);
+
+    copy::CopyBackend &backend() { return *backend_; }
+    exec::Executor &executor() { return *executor_; }
+    const support::Config &config() const { return config_; }
+
+    // Starts op. Returns true if it finished during the call (the caller settles it), false if
+    // finish() will be called later, from any thread.
+    bool start(Op &op);
+    // Called once when a started op finishes asynchronously.
+    void finish(Op &op);
+    // Completes op's event (with its error, or record_error for a record) and counts the op.
+    void settle(Op &op, const char *record_error);
+
+    // Runs an op that no queue orders (queue == NULL): it starts now and settles on its own.
+    void run_unordered(std::unique_ptr<Op> op);
+    // Copies synchronously; large copies use the channels while the caller helps.
+    // Returns nullptr or why it failed.
+    const char *copy_and_wait(const copy::CopyDescriptor &copy);
+
+    // Waits until done() is true: helps the copy engine, spins briefly, then sleeps on `wakeups`
+    // (whoever makes done() true must notify it).
+    template <typename Done> void block_until(Done done, support::EventCount &wakeups) {
+        const std::uint64_t deadline = support::now_ns() + std::uint64_t{config_.spin_us} * 1000;
+        while (!done()) {
+            if (config_.wait_helps && backend_->help_one())
+                continue;
+            if (support::now_ns() < deadline) {
+                for (int i = 0; i < 16; ++i)
+                    support::cpu_relax();
+                continue;
+            }
+            const std::uint32_t key = wakeups.prepare_wait();
+            if (done()) {
+                wakeups.cancel_wait();
+                return;
+            }
+            wakeups.commit_wait(key);
+        }
+    }
+
+    // Stops the backend and the executor once the work submitted so far is done.
+    void shutdown();
+
+  private:
+    // Executes a copy on the calling thread; returns nullptr or why it failed.
+    const char *copy_now(const copy::CopyDescriptor &copy);
+
+    support::Config config_;
+    std::unique_ptr<copy::CopyBackend> backend_;
+    std::unique_ptr<exec::Executor> executor_;
+    support::Counters &counters_;
+    support::FaultInjector &faults_;
+};
+
+} // namespace kupl::sched

@@ -1,0 +1,35 @@
+// Runtime configuration, read from the environment once when the runtime starts.
+#pragma once
+
+#include <cstddef>
+
+namespace kupl::support {
+
+struct Config {
+    // Async copies smaller than this, with nothing ahead of them on their queue, run on the
+    // caller and complete at once (a hand-off to a channel costs ~1 us here). KUPL_ASYNC_INLINE_THRESHOLD.
+    std::size_t inline_threshold = 16 * 1024;
+    // Copies at least this large are split across channels. KUPL_MEMCPY_MT_THRESHOLD (vendor name).
+    std::size_t mt_threshold = 512 * 1024;
+    // kupl_memcpy() uses the engine from this size on. KUPL_MEMCPY_SDMA_THRESHOLD, or the older
+    // spelling KUPL_SDMA_MEMCPY_THRESHOLD (vendor names).
+    std::size_t sync_threshold = 512 * 1024;
+    // Copies at least this large use non-temporal stores; 0 = derive from the last-level cache.
+    // KUPL_NT_THRESHOLD.
+    std::size_t nt_threshold = 0;
+    // Copy channels; 0 = one per core but one (the caller's), at least 1. KUPL_NUM_CHANNELS.
+    int num_channels = 0;
+    // Host-function executor threads; 0 = one per core. KUPL_NUM_EXECUTORS.
+    int num_executors = 0;
+    // How long an idle worker (or a waiting caller) spins before it parks. KUPL_SPIN_US.
+    unsigned spin_us = 50;
+    // Whether callers blocked in a wait execute copy pieces themselves. KUPL_WAIT_HELPS (1/0).
+    bool wait_helps = true;
+    // Copies to fail on purpose, for tests. KUPL_FAULT_INJECT.
+    unsigned fault_inject = 0;
+};
+
+// Reads the environment. Sizes accept K, M and G suffixes (powers of 1024).
+Config read_config_from_environment();
+
+} // namespace kupl::support

@@ -1,0 +1,24 @@
+// Engine counters (exposed by kuplx_get_counters); relaxed atomics, monotonic.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace kupl::support {
+
+struct Counters {
+    std::atomic<std::uint64_t> copies_submitted{0};
+    std::atomic<std::uint64_t> copies_inline{0};
+    std::atomic<std::uint64_t> copies_failed{0};
+    std::atomic<std::uint64_t> bytes_copied{0};
+    std::atomic<std::uint64_t> pieces_executed{0};
+    std::atomic<std::uint64_t> host_items{0};
+    std::atomic<std::uint64_t> worker_parks{0};
+    std::atomic<std::uint64_t> worker_wakes{0};
+};
+
+inline void bump(std::atomic<std::uint64_t> &counter, std::uint64_t by = 1) {
+    counter.fetch_add(by, std::memory_order_relaxed);
+}
+
+} // namespace kupl::support

@@ -1,0 +1,41 @@
+#include "support/log.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+
+namespace kupl::support {
+
+LogLevel log_level() {
+    static const LogLevel level = [] {
+        const char *text = std::getenv("KUPL_LOG_LEVEL");
+        if (text == nullptr || *text == '\0')
+            return LogLevel::off;
+        int value = std::atoi(text);
+        if (value < 0)
+            value = 0;
+        if (value > 4)
+            value = 4;
+        return static_cast<LogLevel>(value);
+    }();
+    return level;
+}
+
+bool log_enabled(LogLevel level) {
+    return level != LogLevel::off && level <= log_level();
+}
+
+void log(LogLevel level, const char *format, ...) {
+    if (!log_enabled(level))
+        return;
+    static const char *const names[] = {"", "ERROR", "WARN", "INFO", "DEBUG"};
+    char message[512];
+    va_list args;
+    va_start(args, format);
+    std::vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    // One fprintf per line so lines from several threads do not interleave.
+    std::fprintf(stderr, "kupl %s: %s\n", names[static_cast<int>(level)], message);
+}
+
+} // namespace kupl::support

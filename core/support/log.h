@@ -1,0 +1,16 @@
+// Logging controlled by KUPL_LOG_LEVEL: 0 silent (default), 1 errors, 2 warnings, 3 info, 4 debug.
+#pragma once
+
+namespace kupl::support {
+
+enum class LogLevel : int { off = 0, error = 1, warn = 2, info = 3, debug = 4 };
+
+// The level in force, read from KUPL_LOG_LEVEL once.
+LogLevel log_level();
+
+bool log_enabled(LogLevel level);
+
+// Prints "kupl <LEVEL>: <message>" on stderr when `level` is enabled.
+void log(LogLevel level, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+} // namespace kupl::support

@@ -1,0 +1,58 @@
+// Sleeping and waking without lost wake-ups, and without a system call when nobody sleeps.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace kupl::support {
+
+// Blocks while `word` still holds `expected` (may return spuriously). Linux futex.
+void futex_wait(std::atomic<uint32_t> &word, uint32_t expected);
+// Wakes up to `count` threads blocked on `word`.
+void futex_wake(std::atomic<uint32_t> &word, int count);
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#endif
+}
+
+inline std::uint64_t now_ns() {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::steady_clock::now().time_since_epoch())
+                                          .count());
+}
+
+// An event count (the prepare / re-check / commit protocol): a thread that found nothing to do
+// calls prepare_wait(), checks its condition once more, then commit_wait() or cancel_wait().
+// A producer that made the condition true calls notify(); it costs one load when nobody sleeps.
+class EventCount {
+  public:
+    std::uint32_t prepare_wait() {
+        sleepers_.fetch_add(1, std::memory_order_seq_cst);
+        return epoch_.load(std::memory_order_seq_cst);
+    }
+    void cancel_wait() { sleepers_.fetch_sub(1, std::memory_order_seq_cst); }
+    void commit_wait(std::uint32_t key) {
+        futex_wait(epoch_, key);
+        sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    }
+    // Returns true if a sleeper was signalled.
+    bool notify(bool all) {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (sleepers_.load(std::memory_order_seq_cst) == 0)
+            return false;
+        epoch_.fetch_add(1, std::memory_order_seq_cst);
+        futex_wake(epoch_, all ? 0x7fffffff : 1);
+        return true;
+    }
+
+  private:
+    std::atomic<std::uint32_t> epoch_{0};
+    std::atomic<int> sleepers_{0};
+};
+
+} // namespace kupl::support

@@ -1,0 +1,31 @@
+// kupl-info: what this libkupl is and how its engine is set up on this machine.
+#include "kupl.h"
+#include "kupl_ext.h"
+
+#include <cstdio>
+
+int main() {
+    kupl_version_t version;
+    if (kupl_get_version(&version) != KUPL_OK)
+        return 1;
+    kuplx_engine_info_t info;
+    if (kuplx_get_engine_info(&info) != KUPL_OK)
+        return 1;
+    std::printf("%s %s (%s, ABI %s)\n", version.product_name, version.product_version, version.component_name,
+                version.component_abi_version);
+    std::printf("backend            %s\n", info.backend);
+    std::printf("topology           %d core(s), %d NUMA node(s)\n", info.num_cores, info.num_numa_nodes);
+    std::printf("copy channels      %d\n", info.num_channels);
+    for (int channel = 0; channel < info.num_channels; ++channel) {
+        char where[128];
+        if (kuplx_get_channel_placement(channel, where, sizeof where) == KUPL_OK)
+            std::printf("  channel %-3d      %s\n", channel, where);
+    }
+    std::printf("host executors     %d\n", info.num_executors);
+    std::printf("inline threshold   %zu B  (KUPL_ASYNC_INLINE_THRESHOLD)\n", info.inline_threshold);
+    std::printf("split threshold    %zu B  (KUPL_MEMCPY_MT_THRESHOLD)\n", info.mt_threshold);
+    std::printf("sync threshold     %zu B  (KUPL_MEMCPY_SDMA_THRESHOLD)\n", info.sync_threshold);
+    std::printf("streaming stores   from %zu B  (KUPL_NT_THRESHOLD)\n", info.nt_threshold);
+    std::printf("idle spin          %u us  (KUPL_SPIN_US)\n", info.spin_us);
+    return 0;
+}
