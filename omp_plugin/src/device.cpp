@@ -1,0 +1,302 @@
+#include "device.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <kupl_ext.h>
+
+#include "numa_topology.h"
+#include "plugin_event.h"
+#include "plugin_log.h"
+#include "region_call.h"
+
+namespace kupl_omp {
+namespace {
+
+int32_t status(bool ok) {
+    return ok ? kOffloadSuccess : kOffloadFail;
+}
+
+bool copy_args_ok(const void *dst, const void *src, int64_t size, int device, const char *what) {
+    if (size < 0 || (size > 0 && (!dst || !src))) {
+        report_error("device %d: %s with dst=%p src=%p size=%lld refused", device, what, dst, src,
+                     static_cast<long long>(size));
+        return false;
+    }
+    return true;
+}
+
+void run_region_item(void *arg) {
+    auto *call = static_cast<RegionCall *>(arg);
+    call->run();
+    delete call;
+}
+
+/// A block whose free waits for the work that was in flight when it was deleted.
+struct DeferredFree {
+    const DeviceMemory *memory;
+    Allocation block;
+    std::vector<kupl_event_h> events;
+};
+
+void run_deferred_free(void *arg) {
+    auto *job = static_cast<DeferredFree *>(arg);
+    job->memory->release(job->block);
+    for (kupl_event_h event : job->events)
+        kupl_event_destroy(event);
+    delete job;
+}
+
+} // namespace
+
+Device::Device(int id, int node, const NumaTopology &topology)
+    : id_(id), node_(node), topology_(topology), memory_(topology, node) {}
+
+bool Device::init() {
+    std::lock_guard<std::mutex> lock(queues_mutex_);
+    if (!reaper_ && !(reaper_ = kupl_queue_create())) {
+        report_error("device %d: kupl_queue_create failed", id_);
+        return false;
+    }
+    return true;
+}
+
+__tgt_target_table *Device::load(const __tgt_device_image *image) {
+    std::string error;
+    std::unique_ptr<LoadedImage> loaded = load_image(image, &error);
+    if (!loaded) {
+        report_error("device %d: cannot load the image: %s", id_, error.c_str());
+        return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(images_mutex_);
+    images_.push_back(std::move(loaded));
+    const __tgt_target_table *table = images_.back()->table();
+    report_info(kInfoPluginKernel, id_, "loaded an image with %zu entries",
+                static_cast<size_t>(table->EntriesEnd - table->EntriesBegin));
+    return const_cast<__tgt_target_table *>(table);
+}
+
+void *Device::allocate(int64_t size, int32_t kind) {
+    if (size < 0) {
+        report_error("device %d: allocation of %lld bytes refused", id_, static_cast<long long>(size));
+        return nullptr;
+    }
+    return memory_.allocate(static_cast<size_t>(size), kind, id_);
+}
+
+int32_t Device::deallocate(void *ptr) {
+    Allocation block;
+    if (!memory_.take(ptr, &block)) {
+        report_error("device %d: delete of %p, which is not a live allocation of this device", id_, ptr);
+        return kOffloadFail;
+    }
+    std::vector<kupl_queue_h> busy;
+    {
+        std::lock_guard<std::mutex> lock(queues_mutex_);
+        busy = busy_queues_;
+    }
+    if (busy.empty()) {
+        memory_.release(block);
+        return kOffloadSuccess;
+    }
+    // libomptarget calls this holding its map lock, and another construct's queued work may
+    // still use the block: free it behind that work instead of waiting here.
+    return status(defer_free(block, busy));
+}
+
+bool Device::defer_free(const Allocation &block, const std::vector<kupl_queue_h> &busy) {
+    if (!init())
+        return false;
+    auto *job = new DeferredFree{&memory_, block, {}};
+    bool ok = true;
+    for (kupl_queue_h queue : busy) {
+        kupl_event_h event = kupl_event_create();
+        if (!event) {
+            ok = false;
+            break;
+        }
+        job->events.push_back(event);
+        if (kupl_event_record(event, queue) != KUPL_OK ||
+            kuplx_queue_wait_event_async(reaper_, event) != KUPL_OK) {
+            ok = false;
+            break;
+        }
+    }
+    kupl_queue_item_desc_t desc{};
+    desc.field_mask = KUPL_QUEUE_ITEM_DESC_FIELD_NAME;
+    desc.func = run_deferred_free;
+    desc.args = job;
+    desc.name = "kupl-omp deferred free";
+    if (ok && kupl_queue_submit(reaper_, &desc) == KUPL_OK)
+        return true;
+    // Freeing now could pull memory from under running work: keep it, say so.
+    report_error("device %d: cannot defer the free of %zu bytes at %p; the block is leaked", id_, block.size,
+                 block.ptr);
+    for (kupl_event_h event : job->events)
+        kupl_event_destroy(event);
+    delete job;
+    return false;
+}
+
+kupl_queue_h Device::queue_of(__tgt_async_info *info) {
+    if (info->Queue)
+        return static_cast<kupl_queue_h>(info->Queue);
+    kupl_queue_h queue = nullptr;
+    {
+        std::lock_guard<std::mutex> lock(queues_mutex_);
+        if (!idle_queues_.empty()) {
+            queue = idle_queues_.back();
+            idle_queues_.pop_back();
+        } else if (!(queue = kupl_queue_create())) {
+            report_error("device %d: kupl_queue_create failed", id_);
+            return nullptr;
+        }
+        busy_queues_.push_back(queue);
+    }
+    info->Queue = queue;
+    return queue;
+}
+
+void Device::return_queue(kupl_queue_h queue) {
+    std::lock_guard<std::mutex> lock(queues_mutex_);
+    auto found = std::find(busy_queues_.begin(), busy_queues_.end(), queue);
+    if (found != busy_queues_.end())
+        busy_queues_.erase(found);
+    idle_queues_.push_back(queue);
+}
+
+int32_t Device::synchronize(__tgt_async_info *info) {
+    if (!info || !info->Queue)
+        return kOffloadSuccess;
+    kupl_queue_h queue = static_cast<kupl_queue_h>(info->Queue);
+    const bool ok = kupl_queue_wait(queue) == KUPL_OK;
+    if (!ok)
+        report_error("device %d: asynchronous work failed", id_);
+    info->Queue = nullptr;
+    return_queue(queue);
+    return status(ok);
+}
+
+int32_t Device::submit(void *device_dst, const void *host_src, int64_t size, __tgt_async_info *info) {
+    if (!copy_args_ok(device_dst, host_src, size, id_, "host-to-device copy"))
+        return kOffloadFail;
+    if (size == 0)
+        return kOffloadSuccess;
+    report_info(kInfoDataTransfer, id_, "copy %lld bytes host %p -> device %p%s",
+                static_cast<long long>(size), host_src, device_dst, info && info->Queue ? " (queued)" : "");
+    // Nothing outstanding in this construct: the copy needs no ordering, do it now.
+    if (!info || !info->Queue)
+        return status(kupl_memcpy(device_dst, host_src, static_cast<size_t>(size)) == KUPL_OK);
+    return status(kupl_memcpy_async(device_dst, host_src, static_cast<size_t>(size), queue_of(info),
+                                    nullptr) == KUPL_OK);
+}
+
+int32_t Device::retrieve(void *host_dst, const void *device_src, int64_t size, __tgt_async_info *info) {
+    if (!copy_args_ok(host_dst, device_src, size, id_, "device-to-host copy"))
+        return kOffloadFail;
+    if (size == 0)
+        return kOffloadSuccess;
+    report_info(kInfoDataTransfer, id_, "copy %lld bytes device %p -> host %p%s",
+                static_cast<long long>(size), device_src, host_dst, info && info->Queue ? " (queued)" : "");
+    if (!info || !info->Queue)
+        return status(kupl_memcpy(host_dst, device_src, static_cast<size_t>(size)) == KUPL_OK);
+    // libomptarget rewrites host pointers inside the destination right after this returns
+    // (structs with pointer members), so the bytes must have landed before we return.
+    kupl_queue_h queue = queue_of(info);
+    if (kupl_memcpy_async(host_dst, device_src, static_cast<size_t>(size), queue, nullptr) != KUPL_OK)
+        return kOffloadFail;
+    return status(kupl_queue_wait(queue) == KUPL_OK);
+}
+
+int32_t Device::exchange(void *dst, const void *src, int64_t size, __tgt_async_info *info) {
+    if (!copy_args_ok(dst, src, size, id_, "device-to-device copy"))
+        return kOffloadFail;
+    if (size == 0)
+        return kOffloadSuccess;
+    if (!info || !info->Queue)
+        return status(kupl_memcpy(dst, src, static_cast<size_t>(size)) == KUPL_OK);
+    return status(kupl_memcpy_async(dst, src, static_cast<size_t>(size), queue_of(info), nullptr) == KUPL_OK);
+}
+
+const char *Device::entry_name(const void *entry) {
+    std::lock_guard<std::mutex> lock(images_mutex_);
+    for (const auto &image : images_) {
+        const char *name = image->entry_name(entry);
+        if (name[0] != '?')
+            return name;
+    }
+    return "?";
+}
+
+int32_t Device::run_region(void *entry, void **args, ptrdiff_t *offsets, int32_t count,
+                           __tgt_async_info *info) {
+    if (!entry || count < 0 || (count > 0 && (!args || !offsets))) {
+        report_error("device %d: region launch with entry=%p and %d arguments refused", id_, entry, count);
+        return kOffloadFail;
+    }
+    auto *call = new RegionCall(entry, args, offsets, count);
+    if (!call->prepare(id_)) {
+        delete call;
+        return kOffloadFail;
+    }
+    if (info_enabled(kInfoPluginKernel))
+        report_info(kInfoPluginKernel, id_, "launching region %s with %d arguments on a KUPL executor",
+                    entry_name(entry), count);
+    __tgt_async_info local{nullptr};
+    __tgt_async_info *target = info ? info : &local;
+    kupl_queue_h queue = queue_of(target);
+    kupl_queue_item_desc_t desc{};
+    desc.field_mask = KUPL_QUEUE_ITEM_DESC_FIELD_NAME;
+    desc.func = run_region_item;
+    desc.args = call;
+    desc.name = "kupl-omp target region";
+    if (!queue || kupl_queue_submit(queue, &desc) != KUPL_OK) {
+        report_error("device %d: cannot queue a target region", id_);
+        delete call;
+        if (!info)
+            synchronize(&local);
+        return kOffloadFail;
+    }
+    // The synchronous entry points run the region on the executor too (never on an OpenMP
+    // thread: llvm/llvm-project#63298), then wait for it.
+    return info ? kOffloadSuccess : synchronize(&local);
+}
+
+int32_t Device::record_event(PluginEvent *event, __tgt_async_info *info) {
+    return status(event->record(info ? static_cast<kupl_queue_h>(info->Queue) : nullptr));
+}
+
+int32_t Device::wait_event(PluginEvent *event, __tgt_async_info *info) {
+    if (!info)
+        return status(event->synchronize());
+    return status(event->order_after([&] { return queue_of(info); }));
+}
+
+std::string Device::summary() const {
+    char line[512];
+    const uint64_t mib = topology_.local_memory(node_) >> 20;
+    snprintf(line, sizeof line,
+             "host NUMA node %d (OS index %d, cores %s, %llu MiB), KUPL queues and copy engine", node_,
+             topology_.os_index(node_), topology_.cpuset_list(node_).c_str(),
+             static_cast<unsigned long long>(mib));
+    return line;
+}
+
+void Device::print_info(int num_devices) const {
+    kuplx_engine_info_t engine{};
+    const bool have_engine = kuplx_get_engine_info(&engine) == KUPL_OK;
+    printf("    kupl-omp device %d of %d (libomptarget x86_64 plugin over KUPL)\n", id_, num_devices);
+    printf("    NUMA node:            %d (OS index %d)\n", node_, topology_.os_index(node_));
+    printf("    Cores of the node:    %s\n", topology_.cpuset_list(node_).c_str());
+    printf("    Node memory:          %llu MiB\n",
+           static_cast<unsigned long long>(topology_.local_memory(node_) >> 20));
+    printf("    CPU model:            %s\n", topology_.cpu_model().c_str());
+    if (have_engine) {
+        printf("    KUPL copy engine:     %s, %d channels, %d executors\n", engine.backend,
+               engine.num_channels, engine.num_executors);
+    }
+    printf("    Target regions run:   on KUPL executor threads, in queue order\n");
+    printf("    Device memory:        bound to the node; host kind pinned; shared kind first-touch\n");
+}
+
+} // namespace kupl_omp

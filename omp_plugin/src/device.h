@@ -1,0 +1,85 @@
+// One offload device: a NUMA node's memory, the images loaded for it, and the KUPL queues
+// that carry its asynchronous work.
+//
+// What maps to what:
+//   __tgt_async_info::Queue  <-> a kupl_queue_h taken from this device's pool while the
+//                                construct has work outstanding, returned by synchronize;
+//   data_submit/retrieve     <-> kupl_memcpy (nothing outstanding) / kupl_memcpy_async;
+//   a target region          <-> a host item on that queue, run by a KUPL executor thread;
+//   wait_event               <-> kuplx_queue_wait_event_async (non-blocking);
+//   data_delete              <-> free now if no queue is busy, else a free queued behind an
+//                                event recorded on every busy queue (never blocks).
+// Every method is safe to call from several threads at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <kupl.h>
+
+#include "device_memory.h"
+#include "image_loader.h"
+#include "llvm14_abi.h"
+
+namespace kupl_omp {
+
+class NumaTopology;
+class PluginEvent;
+
+class Device {
+  public:
+    Device(int id, int node, const NumaTopology &topology);
+    Device(const Device &) = delete;
+    Device &operator=(const Device &) = delete;
+
+    int id() const { return id_; }
+    int node() const { return node_; }
+
+    /// Creates the KUPL objects the device needs; idempotent.
+    bool init();
+    __tgt_target_table *load(const __tgt_device_image *image);
+
+    void *allocate(int64_t size, int32_t kind);
+    int32_t deallocate(void *ptr);
+
+    /// info may be null (synchronous call).
+    int32_t submit(void *device_dst, const void *host_src, int64_t size, __tgt_async_info *info);
+    int32_t retrieve(void *host_dst, const void *device_src, int64_t size, __tgt_async_info *info);
+    int32_t exchange(void *dst, const void *src, int64_t size, __tgt_async_info *info);
+    int32_t run_region(void *entry, void **args, ptrdiff_t *offsets, int32_t count, __tgt_async_info *info);
+    int32_t synchronize(__tgt_async_info *info);
+
+    int32_t record_event(PluginEvent *event, __tgt_async_info *info);
+    int32_t wait_event(PluginEvent *event, __tgt_async_info *info);
+
+    /// One line saying what the device is (LIBOMPTARGET_INFO).
+    std::string summary() const;
+    /// Several lines on stdout (print_device_info).
+    void print_info(int num_devices) const;
+
+  private:
+    kupl_queue_h queue_of(__tgt_async_info *info);
+    void return_queue(kupl_queue_h queue);
+    const char *entry_name(const void *entry);
+    bool defer_free(const Allocation &block, const std::vector<kupl_queue_h> &busy);
+
+    const int id_;
+    const int node_;
+    const NumaTopology &topology_;
+    DeviceMemory memory_;
+
+    std::mutex queues_mutex_;
+    std::vector<kupl_queue_h> idle_queues_;
+    std::vector<kupl_queue_h> busy_queues_;
+    kupl_queue_h reaper_ = nullptr; ///< carries deferred frees
+
+    std::mutex images_mutex_;
+    std::list<std::unique_ptr<LoadedImage>> images_;
+};
+
+} // namespace kupl_omp

@@ -1,0 +1,88 @@
+#include "device_memory.h"
+
+#include <cstdlib>
+
+#include <kupl.h>
+
+#include "llvm14_abi.h"
+#include "numa_topology.h"
+#include "plugin_log.h"
+
+namespace kupl_omp {
+namespace {
+// Below this size a single-node machine serves device memory from malloc: binding is moot
+// and an mmap per mapped scalar would cost more than the copy.
+constexpr size_t kSmallBlock = 64 * 1024;
+constexpr size_t kAlignment = 64;
+
+void *aligned_malloc(size_t size) {
+    void *ptr = nullptr;
+    return posix_memalign(&ptr, kAlignment, size) == 0 ? ptr : nullptr;
+}
+} // namespace
+
+void *DeviceMemory::allocate(size_t size, int32_t kind, int device) {
+    if (size == 0)
+        size = 1; // libomptarget expects a distinct non-null pointer for empty sections
+    Allocation block;
+    block.size = size;
+    switch (kind) {
+    case kAllocDevice:
+    case kAllocDefault:
+        if (topology_.num_nodes() == 1 && size < kSmallBlock) {
+            block.ptr = aligned_malloc(size);
+        } else {
+            block.source = Allocation::Source::Bound;
+            block.ptr = topology_.alloc_bound(size, node_);
+        }
+        break;
+    case kAllocHost:
+        block.source = Allocation::Source::Pinned;
+        block.ptr = kupl_malloc(KUPL_MEM_DEFAULT, size);
+        block.locked = block.ptr && kupl_mlock(block.ptr, size) == KUPL_OK;
+        if (block.ptr && !block.locked)
+            report_info(kInfoDataTransfer, device, "host allocation of %zu bytes could not be pinned", size);
+        break;
+    case kAllocShared:
+        block.ptr = aligned_malloc(size);
+        break;
+    default:
+        report_error("device %d: unknown allocation kind %d", device, kind);
+        return nullptr;
+    }
+    if (!block.ptr) {
+        report_error("device %d: cannot allocate %zu bytes (kind %d)", device, size, kind);
+        return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    live_[block.ptr] = block;
+    return block.ptr;
+}
+
+bool DeviceMemory::take(void *ptr, Allocation *out) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = live_.find(ptr);
+    if (found == live_.end())
+        return false;
+    *out = found->second;
+    live_.erase(found);
+    return true;
+}
+
+void DeviceMemory::release(const Allocation &block) const {
+    switch (block.source) {
+    case Allocation::Source::Malloc:
+        free(block.ptr);
+        break;
+    case Allocation::Source::Bound:
+        topology_.free_bound(block.ptr, block.size);
+        break;
+    case Allocation::Source::Pinned:
+        if (block.locked)
+            kupl_munlock(block.ptr, block.size);
+        kupl_free(KUPL_MEM_DEFAULT, block.ptr);
+        break;
+    }
+}
+
+} // namespace kupl_omp

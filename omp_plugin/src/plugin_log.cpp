@@ -1,0 +1,59 @@
+#include "plugin_log.h"
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+
+namespace kupl_omp {
+namespace {
+std::atomic<uint32_t> g_info_level{0};
+
+void vprint(const char *prefix, int device, const char *format, va_list args) {
+    char line[1024];
+    vsnprintf(line, sizeof line, format, args);
+    if (device >= 0)
+        fprintf(stderr, "kupl-omp device %d %s: %s\n", device, prefix, line);
+    else
+        fprintf(stderr, "kupl-omp: %s: %s\n", prefix, line);
+}
+} // namespace
+
+void init_info_level_from_env() {
+    const char *text = getenv("LIBOMPTARGET_INFO");
+    if (!text || !*text)
+        return;
+    char *end = nullptr;
+    long long value = strtoll(text, &end, 0);
+    if (*end != '\0') {
+        report_error("LIBOMPTARGET_INFO='%s' is not a number; ignored", text);
+        return;
+    }
+    g_info_level.store(static_cast<uint32_t>(value));
+}
+
+void set_info_level(uint32_t level) {
+    g_info_level.store(level);
+}
+
+bool info_enabled(uint32_t bits) {
+    return (g_info_level.load(std::memory_order_relaxed) & bits) != 0;
+}
+
+void report_error(const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    vprint("error", -1, format, args);
+    va_end(args);
+}
+
+void report_info(uint32_t bits, int device, const char *format, ...) {
+    if (!info_enabled(bits))
+        return;
+    va_list args;
+    va_start(args, format);
+    vprint("info", device, format, args);
+    va_end(args);
+}
+
+} // namespace kupl_omp

@@ -1,0 +1,32 @@
+// A target region ready to run: the outlined entry and its arguments, copied out of
+// libomptarget's (caller-local) arrays so that the call may happen later on another thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <ffi.h>
+
+namespace kupl_omp {
+
+class RegionCall {
+  public:
+    RegionCall(void *entry, void **bases, const ptrdiff_t *offsets, int32_t count);
+    RegionCall(const RegionCall &) = delete;
+    RegionCall &operator=(const RegionCall &) = delete;
+
+    /// Prepares the libffi call; false (and a message) if that is impossible.
+    bool prepare(int device);
+    /// Calls entry(args...) with the host C calling convention: every argument a pointer.
+    void run();
+
+  private:
+    void *entry_;
+    std::vector<void *> args_;   ///< argument values: base + offset
+    std::vector<void *> values_; ///< libffi wants the address of each value
+    std::vector<ffi_type *> types_;
+    ffi_cif cif_{};
+};
+
+} // namespace kupl_omp

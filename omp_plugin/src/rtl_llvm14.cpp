@@ -1,0 +1,186 @@
+// The `__tgt_rtl_*` entry points of LLVM 14's libomptarget, each a thin call into Plugin /
+// Device. Another libomptarget version would get its own file like this one.
+//
+// libomptarget calls synchronize only when __tgt_async_info::Queue is non-null, and calls a
+// null pointer if synchronize is exported without the async region launchers: the four
+// *_async functions and synchronize are exported together.
+#include <cstdio>
+
+#include "device.h"
+#include "image_loader.h"
+#include "llvm14_abi.h"
+#include "plugin.h"
+#include "plugin_event.h"
+#include "plugin_log.h"
+
+#define KUPL_OMP_EXPORT extern "C" __attribute__((visibility("default")))
+
+using namespace kupl_omp;
+
+namespace {
+Device *device_or_null(int32_t id, const char *entry_point) {
+    return Plugin::get().device(id, entry_point);
+}
+} // namespace
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_is_valid_binary(__tgt_device_image *image) {
+    const ImageLayout layout = inspect_image(image);
+    if (!layout.valid) {
+        // Not an error: libomptarget offers every image to every plugin.
+        if (info_enabled(kInfoPluginKernel))
+            report_info(kInfoPluginKernel, -1, "image refused: %s", layout.reason.c_str());
+        return 0;
+    }
+    return 1;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_number_of_devices() {
+    return Plugin::get().num_devices();
+}
+
+KUPL_OMP_EXPORT int64_t __tgt_rtl_init_requires(int64_t flags) {
+    // Host and device share one address space, so every `requires` clause is satisfiable.
+    Plugin::get().set_requires(flags);
+    return flags;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_init_device(int32_t id) {
+    Device *device = device_or_null(id, "init_device");
+    if (!device || !device->init())
+        return kOffloadFail;
+    report_info(~0u, id, "%s%s", device->summary().c_str(),
+                Plugin::get().requires_flags() & kRequiresUnifiedSharedMemory ? ", unified shared memory"
+                                                                              : "");
+    return kOffloadSuccess;
+}
+
+KUPL_OMP_EXPORT __tgt_target_table *__tgt_rtl_load_binary(int32_t id, __tgt_device_image *image) {
+    Device *device = device_or_null(id, "load_binary");
+    return device ? device->load(image) : nullptr;
+}
+
+KUPL_OMP_EXPORT void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void * /*host_ptr*/, int32_t kind) {
+    Device *device = device_or_null(id, "data_alloc");
+    return device ? device->allocate(size, kind) : nullptr;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_data_delete(int32_t id, void *target_ptr) {
+    Device *device = device_or_null(id, "data_delete");
+    return device ? device->deallocate(target_ptr) : kOffloadFail;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_data_submit(int32_t id, void *target_ptr, void *host_ptr, int64_t size) {
+    Device *device = device_or_null(id, "data_submit");
+    return device ? device->submit(target_ptr, host_ptr, size, nullptr) : kOffloadFail;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_data_submit_async(int32_t id, void *target_ptr, void *host_ptr,
+                                                    int64_t size, __tgt_async_info *info) {
+    Device *device = device_or_null(id, "data_submit_async");
+    return device ? device->submit(target_ptr, host_ptr, size, info) : kOffloadFail;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_data_retrieve(int32_t id, void *host_ptr, void *target_ptr, int64_t size) {
+    Device *device = device_or_null(id, "data_retrieve");
+    return device ? device->retrieve(host_ptr, target_ptr, size, nullptr) : kOffloadFail;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_data_retrieve_async(int32_t id, void *host_ptr, void *target_ptr,
+                                                      int64_t size, __tgt_async_info *info) {
+    Device *device = device_or_null(id, "data_retrieve_async");
+    return device ? device->retrieve(host_ptr, target_ptr, size, info) : kOffloadFail;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_is_data_exchangable(int32_t src_id, int32_t dst_id) {
+    const int count = Plugin::get().num_devices();
+    return src_id >= 0 && src_id < count && dst_id >= 0 && dst_id < count;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_data_exchange(int32_t src_id, void *src_ptr, int32_t dst_id, void *dst_ptr,
+                                                int64_t size) {
+    Device *src = device_or_null(src_id, "data_exchange");
+    Device *dst = device_or_null(dst_id, "data_exchange");
+    return src && dst ? src->exchange(dst_ptr, src_ptr, size, nullptr) : kOffloadFail;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_data_exchange_async(int32_t src_id, void *src_ptr, int32_t dst_id,
+                                                      void *dst_ptr, int64_t size, __tgt_async_info *info) {
+    Device *src = device_or_null(src_id, "data_exchange_async");
+    Device *dst = device_or_null(dst_id, "data_exchange_async");
+    return src && dst ? src->exchange(dst_ptr, src_ptr, size, info) : kOffloadFail;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_run_target_region(int32_t id, void *entry, void **args, ptrdiff_t *offsets,
+                                                    int32_t count) {
+    Device *device = device_or_null(id, "run_target_region");
+    return device ? device->run_region(entry, args, offsets, count, nullptr) : kOffloadFail;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_run_target_region_async(int32_t id, void *entry, void **args,
+                                                          ptrdiff_t *offsets, int32_t count,
+                                                          __tgt_async_info *info) {
+    Device *device = device_or_null(id, "run_target_region_async");
+    return device ? device->run_region(entry, args, offsets, count, info) : kOffloadFail;
+}
+
+// Teams and thread limits are applied by the outlined host code itself (it forks its own
+// league), so the launch is the same as for a plain region.
+KUPL_OMP_EXPORT int32_t __tgt_rtl_run_target_team_region(int32_t id, void *entry, void **args,
+                                                         ptrdiff_t *offsets, int32_t count,
+                                                         int32_t /*num_teams*/, int32_t /*thread_limit*/,
+                                                         uint64_t /*trip_count*/) {
+    Device *device = device_or_null(id, "run_target_team_region");
+    return device ? device->run_region(entry, args, offsets, count, nullptr) : kOffloadFail;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_run_target_team_region_async(
+    int32_t id, void *entry, void **args, ptrdiff_t *offsets, int32_t count, int32_t /*num_teams*/,
+    int32_t /*thread_limit*/, uint64_t /*trip_count*/, __tgt_async_info *info) {
+    Device *device = device_or_null(id, "run_target_team_region_async");
+    return device ? device->run_region(entry, args, offsets, count, info) : kOffloadFail;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_synchronize(int32_t id, __tgt_async_info *info) {
+    Device *device = device_or_null(id, "synchronize");
+    return device ? device->synchronize(info) : kOffloadFail;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_create_event(int32_t id, void **event) {
+    if (!device_or_null(id, "create_event") || !event)
+        return kOffloadFail;
+    *event = new PluginEvent();
+    return kOffloadSuccess;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_record_event(int32_t id, void *event, __tgt_async_info *info) {
+    Device *device = device_or_null(id, "record_event");
+    return device && event ? device->record_event(static_cast<PluginEvent *>(event), info) : kOffloadFail;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_wait_event(int32_t id, void *event, __tgt_async_info *info) {
+    Device *device = device_or_null(id, "wait_event");
+    return device && event ? device->wait_event(static_cast<PluginEvent *>(event), info) : kOffloadFail;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_sync_event(int32_t id, void *event) {
+    Device *device = device_or_null(id, "sync_event");
+    return device && event ? device->wait_event(static_cast<PluginEvent *>(event), nullptr) : kOffloadFail;
+}
+
+KUPL_OMP_EXPORT int32_t __tgt_rtl_destroy_event(int32_t id, void *event) {
+    if (!device_or_null(id, "destroy_event") || !event)
+        return kOffloadFail;
+    delete static_cast<PluginEvent *>(event);
+    return kOffloadSuccess;
+}
+
+KUPL_OMP_EXPORT void __tgt_rtl_set_info_flag(uint32_t level) {
+    set_info_level(level);
+}
+
+KUPL_OMP_EXPORT void __tgt_rtl_print_device_info(int32_t id) {
+    Device *device = device_or_null(id, "print_device_info");
+    if (device)
+        device->print_info(Plugin::get().num_devices());
+    fflush(stdout);
+}
