@@ -1,0 +1,11 @@
+// Whether packing with the copy engine is expected to beat Open MPI's own
+// datatype engine for one message.
+#pragma once
+
+#include "planner.h"
+
+namespace kupl_mpi {
+
+bool worth_accelerating(Use use, const StridedLayout &message, size_t min_bytes);
+
+} // namespace kupl_mpi

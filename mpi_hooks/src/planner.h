@@ -1,0 +1,40 @@
+// Decides, per call, whether a message goes through the strided copy engine or
+// straight to Open MPI, and what the equivalent contiguous message is.
+#pragma once
+
+#include "stats.h"
+#include "strided_copy.h"
+
+#include <mpi.h>
+
+namespace kupl_mpi {
+
+/** An accelerated message: where its grid is and how it travels packed. */
+struct Plan {
+    Placement where;
+    MPI_Datatype wire_type = MPI_DATATYPE_NULL; // the leaf type
+    int wire_count = 0;                         // leaves in the message
+    size_t bytes = 0;                           // packed bytes
+};
+
+/** What the message is used for; the cost model differs. */
+enum class Use { Pack, Unpack, Send, Recv };
+
+/**
+ * Plans count elements of datatype at buf. False with *why if it must fall back.
+ * For Send/Recv peer and comm are checked too (on node, not an intercommunicator).
+ */
+bool plan(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm comm, int peer, Plan *out,
+          Fallback *why);
+
+/** plan() plus the fallback counted in the statistics. */
+inline bool plan_or_count(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm comm, int peer,
+                          Plan *out) {
+    Fallback why = Fallback::BadArgument;
+    if (plan(use, buf, count, datatype, comm, peer, out, &why))
+        return true;
+    stats_fallback(why);
+    return false;
+}
+
+} // namespace kupl_mpi

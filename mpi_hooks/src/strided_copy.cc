@@ -1,0 +1,112 @@
+#include "strided_copy.h"
+
+#include "event_pool.h"
+#include "stats.h"
+
+#include <kupl.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace kupl_mpi {
+
+char *Placement::grid_start() const {
+    // MPI_BOTTOM is address 0 and the offsets are then absolute addresses.
+    return reinterpret_cast<char *>(reinterpret_cast<uintptr_t>(base) +
+                                    static_cast<uintptr_t>(layout.offset));
+}
+
+namespace {
+
+/**
+ * Calls f(piece_origin) for every 2D piece of the layout in typemap order,
+ * where the piece is piece_rows() rows of width bytes piece_pitch() apart.
+ */
+template <class F> void for_each_piece(const StridedLayout &l, char *origin, F &&f) {
+    const int outer = l.ndims > 0 ? l.ndims - 1 : 0;
+    MPI_Count index[StridedLayout::kMaxDims] = {};
+    for (;;) {
+        char *p = origin;
+        for (int k = 0; k < outer; ++k)
+            p += index[k] * l.dims[k].stride;
+        if (!f(p))
+            return;
+        int k = outer - 1;
+        while (k >= 0 && ++index[k] == l.dims[k].count)
+            index[k--] = 0;
+        if (k < 0)
+            return;
+    }
+}
+
+} // namespace
+
+CopyBatch::~CopyBatch() {
+    wait();
+}
+
+void CopyBatch::submit(const Piece &p) {
+    kupl_event_h ev = event_pool_get();
+    if (ev &&
+        kupl_memcpy2d_async(p.dst, p.dpitch, p.src, p.spitch, p.width, p.height, nullptr, ev) == KUPL_OK) {
+        pieces_.push_back(p);
+        events_.push_back(ev);
+        return;
+    }
+    // The engine refused the copy: do it here, the caller must not notice.
+    if (ev)
+        event_pool_put(ev);
+    stats_engine_error();
+    for (size_t r = 0; r < p.height; ++r)
+        std::memcpy(p.dst + r * p.dpitch, p.src + r * p.spitch, p.width);
+}
+
+void CopyBatch::pack(const Placement &from, void *packed) {
+    const StridedLayout &l = from.layout;
+    const size_t rows = static_cast<size_t>(l.piece_rows()), pitch = static_cast<size_t>(l.piece_pitch());
+    char *out = static_cast<char *>(packed);
+    for_each_piece(l, from.grid_start(), [&](char *piece) {
+        submit({out, l.width, piece, pitch, l.width, rows});
+        out += rows * l.width;
+        return true;
+    });
+}
+
+void CopyBatch::unpack(const void *packed, size_t bytes, const Placement &to) {
+    const StridedLayout &l = to.layout;
+    const size_t rows = static_cast<size_t>(l.piece_rows()), pitch = static_cast<size_t>(l.piece_pitch());
+    const char *in = static_cast<const char *>(packed);
+    for_each_piece(l, to.grid_start(), [&](char *piece) {
+        const size_t full_rows = bytes / l.width < rows ? bytes / l.width : rows;
+        if (full_rows > 0)
+            submit({piece, pitch, in, l.width, l.width, full_rows});
+        in += full_rows * l.width;
+        bytes -= full_rows * l.width;
+        if (full_rows < rows) {
+            // A truncated message ends inside this row: copy its head and stop.
+            if (bytes > 0)
+                std::memcpy(piece + full_rows * pitch, in, bytes);
+            bytes = 0;
+        }
+        return bytes > 0;
+    });
+}
+
+void CopyBatch::wait() {
+    for (size_t i = 0; i < events_.size(); ++i) {
+        auto ev = static_cast<kupl_event_h>(events_[i]);
+        if (kupl_event_wait(ev) != KUPL_OK) {
+            const Piece &p = pieces_[i];
+            stats_engine_error();
+            for (size_t r = 0; r < p.height; ++r)
+                std::memcpy(p.dst + r * p.dpitch, p.src + r * p.spitch, p.width);
+            kupl_event_destroy(ev); // do not reuse an event that carries an error
+            continue;
+        }
+        event_pool_put(ev);
+    }
+    events_.clear();
+    pieces_.clear();
+}
+
+} // namespace kupl_mpi

@@ -1,0 +1,53 @@
+// Packing and unpacking strided layouts with kupl_memcpy2d_async: one 2D copy
+// per piece, all pieces of a batch in flight at once, then one wait.
+#pragma once
+
+#include "strided_layout.h"
+
+#include <cstddef>
+#include <vector>
+
+namespace kupl_mpi {
+
+/** One message's grid at a user address (base = user buffer, may be MPI_BOTTOM). */
+struct Placement {
+    StridedLayout layout; // message layout: the datatype's grid repeated count times
+    const void *base = nullptr;
+    char *grid_start() const;
+};
+
+/**
+ * A set of strided copies submitted together and completed by wait().
+ * Not thread-safe; make one per call.
+ */
+class CopyBatch {
+  public:
+    CopyBatch() = default;
+    ~CopyBatch();
+    CopyBatch(const CopyBatch &) = delete;
+    CopyBatch &operator=(const CopyBatch &) = delete;
+
+    /** Gathers the grid into packed (contiguous, packed_bytes() long). */
+    void pack(const Placement &from, void *packed);
+    /** Scatters the first bytes bytes of packed into the grid (bytes <= packed_bytes()). */
+    void unpack(const void *packed, size_t bytes, const Placement &to);
+    /**
+     * Waits for everything submitted. A copy the engine failed is redone on the
+     * CPU (and counted), so the data is always right on return.
+     */
+    void wait();
+
+  private:
+    struct Piece {
+        char *dst;
+        size_t dpitch;
+        const char *src;
+        size_t spitch;
+        size_t width, height;
+    };
+    void submit(const Piece &p);
+    std::vector<Piece> pieces_;
+    std::vector<void *> events_; // kupl_event_h, one per submitted piece
+};
+
+} // namespace kupl_mpi

@@ -1,0 +1,28 @@
+// Commit-time verdicts per datatype handle: analysed once at MPI_Type_commit,
+// forgotten at MPI_Type_free (handles are reused). Thread-safe.
+#pragma once
+
+#include "strided_layout.h"
+
+namespace kupl_mpi {
+
+/** What the cache knows about one committed datatype. */
+struct TypeInfo {
+    TypeVerdict verdict = TypeVerdict::Unsupported;
+    StridedLayout layout; // one element; valid for Strided and Contiguous
+    MPI_Aint lb = 0, extent = 0;
+    int size = 0;
+};
+
+/** Analyses a freshly committed (or duplicated) type and remembers the verdict. */
+void type_cache_add(MPI_Datatype datatype);
+/** Forgets a type about to be freed. */
+void type_cache_remove(MPI_Datatype datatype);
+/**
+ * Looks datatype up. False if it was never analysed (predefined types, types
+ * committed behind our back) or if its size/extent no longer match (a handle
+ * reused by a type we did not see committed).
+ */
+bool type_cache_find(MPI_Datatype datatype, TypeInfo *info);
+
+} // namespace kupl_mpi

@@ -1,0 +1,246 @@
+// Point-to-point entry points. An accelerated send packs the user's grid into a
+// staging buffer with the copy engine before the real send is posted, so the
+// Open MPI request is complete in itself and progresses wherever Open MPI
+// progresses (e.g. inside MPI_Barrier). An accelerated receive lands in a
+// staging buffer and is unpacked when the application completes the request.
+// On the wire the message is the packed bytes as leaf elements: what Open MPI
+// itself would send, so peers may use any layout of the same signature.
+#include "node_map.h"
+#include "request_table.h"
+
+#include <mpi.h>
+
+namespace kupl_mpi {
+namespace {
+
+using BlockingSend = int (*)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+using NonblockingSend = int (*)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+
+/** Packs plan's grid into a fresh staging buffer; false if no memory. */
+bool stage_send(const Plan &p, StagingBuffer *staging) {
+    *staging = StagingBuffer(p.bytes);
+    if (!*staging)
+        return false;
+    CopyBatch batch;
+    batch.pack(p.where, staging->data());
+    batch.wait();
+    stats_accelerated(Accel::Send, p.bytes);
+    return true;
+}
+
+int blocking_send(BlockingSend send, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                  MPI_Comm comm) {
+    Plan p;
+    StagingBuffer staging;
+    if (!plan_or_count(Use::Send, buf, count, type, comm, dest, &p) || !stage_send(p, &staging))
+        return send(buf, count, type, dest, tag, comm);
+    return send(staging.data(), p.wire_count, p.wire_type, dest, tag, comm);
+}
+
+int nonblocking_send(NonblockingSend send, bool persistent, const void *buf, int count, MPI_Datatype type,
+                     int dest, int tag, MPI_Comm comm, MPI_Request *request) {
+    Plan p;
+    if (!request || !plan_or_count(Use::Send, buf, count, type, comm, dest, &p))
+        return send(buf, count, type, dest, tag, comm, request);
+    auto op = std::make_unique<PendingOp>();
+    op->plan = p;
+    op->persistent = persistent;
+    // A persistent send packs at every MPI_Start, not now.
+    if (persistent ? !(op->staging = StagingBuffer(p.bytes)) : !stage_send(p, &op->staging))
+        return send(buf, count, type, dest, tag, comm, request);
+    int rc = send(op->staging.data(), p.wire_count, p.wire_type, dest, tag, comm, request);
+    if (rc == MPI_SUCCESS)
+        requests_put(*request, std::move(op));
+    return rc;
+}
+
+using NonblockingRecv = int (*)(void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+
+int nonblocking_recv(NonblockingRecv recv, bool persistent, void *buf, int count, MPI_Datatype type,
+                     int source, int tag, MPI_Comm comm, MPI_Request *request) {
+    Plan p;
+    if (!request || !plan_or_count(Use::Recv, buf, count, type, comm, source, &p))
+        return recv(buf, count, type, source, tag, comm, request);
+    auto op = std::make_unique<PendingOp>();
+    op->plan = p;
+    op->is_recv = true;
+    op->persistent = persistent;
+    op->staging = StagingBuffer(p.bytes);
+    if (!op->staging)
+        return recv(buf, count, type, source, tag, comm, request);
+    int rc = recv(op->staging.data(), p.wire_count, p.wire_type, source, tag, comm, request);
+    if (rc == MPI_SUCCESS)
+        requests_put(*request, std::move(op));
+    return rc;
+}
+
+/** Unpacks what a blocking receive delivered (also the head of a truncated message). */
+void deliver(const Plan &p, const StagingBuffer &staging, const MPI_Status &st) {
+    int cancelled = 0;
+    PMPI_Test_cancelled(&st, &cancelled);
+    MPI_Count bytes = 0;
+    PMPI_Get_elements_x(&st, MPI_BYTE, &bytes);
+    if (cancelled || bytes == MPI_UNDEFINED || bytes <= 0)
+        return;
+    CopyBatch batch;
+    batch.unpack(staging.data(), static_cast<size_t>(bytes), p.where);
+    batch.wait();
+    stats_accelerated(Accel::Recv, static_cast<uint64_t>(bytes));
+}
+
+void copy_status(const MPI_Status &st, MPI_Status *status) {
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+}
+
+} // namespace
+} // namespace kupl_mpi
+
+using namespace kupl_mpi;
+
+extern "C" {
+
+int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    return blocking_send(PMPI_Send, buf, count, type, dest, tag, comm);
+}
+int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    return blocking_send(PMPI_Ssend, buf, count, type, dest, tag, comm);
+}
+int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    return blocking_send(PMPI_Rsend, buf, count, type, dest, tag, comm);
+}
+// Buffered sends copy the packed bytes into the attached buffer; they take the
+// same space there (MPI_Pack_size of an equal signature).
+int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    return blocking_send(PMPI_Bsend, buf, count, type, dest, tag, comm);
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request) {
+    return nonblocking_send(PMPI_Isend, false, buf, count, type, dest, tag, comm, request);
+}
+int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request) {
+    return nonblocking_send(PMPI_Issend, false, buf, count, type, dest, tag, comm, request);
+}
+int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request) {
+    return nonblocking_send(PMPI_Irsend, false, buf, count, type, dest, tag, comm, request);
+}
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request) {
+    return nonblocking_send(PMPI_Ibsend, false, buf, count, type, dest, tag, comm, request);
+}
+int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                  MPI_Request *request) {
+    return nonblocking_send(PMPI_Send_init, true, buf, count, type, dest, tag, comm, request);
+}
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request) {
+    return nonblocking_send(PMPI_Ssend_init, true, buf, count, type, dest, tag, comm, request);
+}
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request) {
+    return nonblocking_send(PMPI_Rsend_init, true, buf, count, type, dest, tag, comm, request);
+}
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request) {
+    return nonblocking_send(PMPI_Bsend_init, true, buf, count, type, dest, tag, comm, request);
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+             MPI_Status *status) {
+    Plan p;
+    if (!plan_or_count(Use::Recv, buf, count, type, comm, source, &p))
+        return PMPI_Recv(buf, count, type, source, tag, comm, status);
+    StagingBuffer staging(p.bytes);
+    if (!staging)
+        return PMPI_Recv(buf, count, type, source, tag, comm, status);
+    MPI_Status st = empty_status();
+    int rc = PMPI_Recv(staging.data(), p.wire_count, p.wire_type, source, tag, comm, &st);
+    deliver(p, staging, st);
+    copy_status(st, status);
+    return rc;
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Request *request) {
+    return nonblocking_recv(PMPI_Irecv, false, buf, count, type, source, tag, comm, request);
+}
+int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                  MPI_Request *request) {
+    return nonblocking_recv(PMPI_Recv_init, true, buf, count, type, source, tag, comm, request);
+}
+
+// A matched message: its source is fixed already, so only the layout matters.
+int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status) {
+    Plan p;
+    if (!message || *message == MPI_MESSAGE_NULL || *message == MPI_MESSAGE_NO_PROC ||
+        !plan_or_count(Use::Unpack, buf, count, type, MPI_COMM_NULL, 0, &p))
+        return PMPI_Mrecv(buf, count, type, message, status);
+    StagingBuffer staging(p.bytes);
+    if (!staging)
+        return PMPI_Mrecv(buf, count, type, message, status);
+    MPI_Status st = empty_status();
+    int rc = PMPI_Mrecv(staging.data(), p.wire_count, p.wire_type, message, &st);
+    deliver(p, staging, st);
+    copy_status(st, status);
+    return rc;
+}
+
+int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request) {
+    Plan p;
+    if (!message || !request || *message == MPI_MESSAGE_NULL || *message == MPI_MESSAGE_NO_PROC ||
+        !plan_or_count(Use::Unpack, buf, count, type, MPI_COMM_NULL, 0, &p))
+        return PMPI_Imrecv(buf, count, type, message, request);
+    auto op = std::make_unique<PendingOp>();
+    op->plan = p;
+    op->is_recv = true;
+    op->staging = StagingBuffer(p.bytes);
+    if (!op->staging)
+        return PMPI_Imrecv(buf, count, type, message, request);
+    int rc = PMPI_Imrecv(op->staging.data(), p.wire_count, p.wire_type, message, request);
+    if (rc == MPI_SUCCESS)
+        requests_put(*request, std::move(op));
+    return rc;
+}
+
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                 MPI_Status *status) {
+    Plan sp, rp;
+    StagingBuffer sstage, rstage;
+    const bool send_fast =
+        plan_or_count(Use::Send, sendbuf, sendcount, sendtype, comm, dest, &sp) && stage_send(sp, &sstage);
+    const bool recv_fast = plan_or_count(Use::Recv, recvbuf, recvcount, recvtype, comm, source, &rp) &&
+                           (rstage = StagingBuffer(rp.bytes));
+    MPI_Status st = empty_status();
+    int rc = PMPI_Sendrecv(send_fast ? sstage.data() : sendbuf, send_fast ? sp.wire_count : sendcount,
+                           send_fast ? sp.wire_type : sendtype, dest, sendtag,
+                           recv_fast ? rstage.data() : recvbuf, recv_fast ? rp.wire_count : recvcount,
+                           recv_fast ? rp.wire_type : recvtype, source, recvtag, comm, &st);
+    if (recv_fast)
+        deliver(rp, rstage, st);
+    copy_status(st, status);
+    return rc;
+}
+
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
+                         int recvtag, MPI_Comm comm, MPI_Status *status) {
+    Plan p;
+    Fallback why = Fallback::BadArgument;
+    StagingBuffer staging;
+    const bool fast = plan_or_count(Use::Send, buf, count, type, comm, dest, &p) &&
+                      (peer_on_node(comm, source, &why) || (stats_fallback(why), false)) &&
+                      stage_send(p, &staging);
+    if (!fast)
+        return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+    MPI_Status st = empty_status();
+    int rc = PMPI_Sendrecv_replace(staging.data(), p.wire_count, p.wire_type, dest, sendtag, source, recvtag,
+                                   comm, &st);
+    deliver(p, staging, st);
+    copy_status(st, status);
+    return rc;
+}
+
+} // extern "C"
