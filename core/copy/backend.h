@@ -20,6 +20,9 @@ struct CopyDescriptor {
     int priority = 0;       // 0 (least) .. 3 (greatest), from the queue
 
     std::size_t bytes() const { return width * height; }
+    // What the copy costs in memory traffic: every row touches whole cache lines, so a column of
+    // 8-byte elements costs like 64-byte rows. Used to decide inline / split.
+    std::size_t cost_bytes() const { return height == 1 ? width : height * ((width + 63) & ~std::size_t{63}); }
 };
 
 // Told once when a submitted copy is done. `error` is nullptr on success, else why it failed.

@@ -42,8 +42,7 @@ bool Engine::start(Op &op) {
         }
         if (op.copy.bytes() == 0)
             return true;
-        const bool on_sync_queue = op.queue != nullptr && op.queue->synchronous();
-        if (op.copy.bytes() < config_.inline_threshold && !on_sync_queue) {
+        if (op.copy.cost_bytes() < config_.inline_threshold) {
             op.error = copy_now(op.copy);
             return true;
         }
@@ -103,7 +102,7 @@ const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
     }
     if (copy.bytes() == 0)
         return nullptr;
-    if (copy.bytes() < config_.sync_threshold) {
+    if (copy.cost_bytes() < config_.sync_threshold) {
         copy_now(copy);
     } else {
         // Shared by the waiter and the completing thread; the last of the two frees it, so the

@@ -42,8 +42,9 @@ class EventCount {
     }
     // Returns true if a sleeper was signalled.
     bool notify(bool all) {
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (sleepers_.load(std::memory_order_seq_cst) == 0)
+        // A read-modify-write rather than fence + load: it orders the caller's earlier stores
+        // against a sleeper's prepare_wait() just as well, and ThreadSanitizer understands it.
+        if (sleepers_.fetch_add(0, std::memory_order_seq_cst) == 0)
             return false;
         epoch_.fetch_add(1, std::memory_order_seq_cst);
         futex_wake(epoch_, all ? 0x7fffffff : 1);
