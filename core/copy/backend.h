@@ -22,7 +22,9 @@ struct CopyDescriptor {
     std::size_t bytes() const { return width * height; }
     // What the copy costs in memory traffic: every row touches whole cache lines, so a column of
     // 8-byte elements costs like 64-byte rows. Used to decide inline / split.
-    std::size_t cost_bytes() const { return height == 1 ? width : height * ((width + 63) & ~std::size_t{63}); }
+    std::size_t cost_bytes() const {
+        return height == 1 ? width : height * ((width + 63) & ~std::size_t{63});
+    }
 };
 
 // Told once when a submitted copy is done. `error` is nullptr on success, else why it failed.
@@ -52,6 +54,8 @@ class CopyBackend {
     // Lets a thread that is about to block in a wait do queued copy work itself. Returns true if
     // it did some. A hardware backend returns false.
     virtual bool help_one() { return false; }
+    // Threads (channels and helpers) copying right now; 0 for a hardware engine.
+    virtual int busy_threads() const { return 0; }
 
     // Stops the channels after the copies submitted so far are done.
     virtual void shutdown() = 0;

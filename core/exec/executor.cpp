@@ -52,7 +52,9 @@ bool Executor::try_run_one() {
         tasks_.pop_front();
         task_count_.fetch_sub(1, std::memory_order_relaxed);
     }
+    busy_.fetch_add(1, std::memory_order_relaxed);
     task();
+    busy_.fetch_sub(1, std::memory_order_relaxed);
     return true;
 }
 

@@ -22,6 +22,8 @@ class Executor {
     Executor &operator=(const Executor &) = delete;
 
     int num_threads() const { return static_cast<int>(threads_.size()); }
+    // Executor threads running a task right now.
+    int busy() const { return busy_.load(std::memory_order_relaxed); }
     // Runs task on one of the executor threads, in no particular order with other posts.
     void post(std::function<void()> task);
     // Stops the threads after the tasks posted so far have run.
@@ -35,6 +37,7 @@ class Executor {
     std::mutex mutex_;
     std::deque<std::function<void()>> tasks_; // guarded by mutex_
     std::atomic<std::size_t> task_count_{0};
+    std::atomic<int> busy_{0};
     std::atomic<bool> stopping_{false};
     support::EventCount idle_;
     std::vector<std::thread> threads_;

@@ -17,10 +17,10 @@ void Op::copy_done(const char *why) {
 }
 
 Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend> backend,
-               std::unique_ptr<exec::Executor> executor, support::Counters &counters,
+               std::unique_ptr<exec::Executor> executor, int num_cores, support::Counters &counters,
                support::FaultInjector &faults)
-    : config_(config), backend_(std::move(backend)), executor_(std::move(executor)), counters_(counters),
-      faults_(faults) {}
+    : config_(config), backend_(std::move(backend)), executor_(std::move(executor)), num_cores_(num_cores),
+      counters_(counters), faults_(faults) {}
 
 const char *Engine::copy_now(const copy::CopyDescriptor &c) {
     if (c.height == 1)

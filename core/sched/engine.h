@@ -18,7 +18,7 @@ namespace kupl::sched {
 class Engine {
   public:
     Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend> backend,
-           std::unique_ptr<exec::Executor> executor, support::Counters &counters,
+           std::unique_ptr<exec::Executor> executor, int num_cores, support::Counters &counters,
            support::FaultInjector &faults);
 
     copy::CopyBackend &backend() { return *backend_; }
@@ -44,7 +44,7 @@ class Engine {
     template <typename Done> void block_until(Done done, support::EventCount &wakeups) {
         const std::uint64_t deadline = support::now_ns() + std::uint64_t{config_.spin_us} * 1000;
         while (!done()) {
-            if (config_.wait_helps && backend_->help_one())
+            if (may_help() && backend_->help_one())
                 continue;
             if (support::now_ns() < deadline) {
                 for (int i = 0; i < 16; ++i)
@@ -64,12 +64,18 @@ class Engine {
     void shutdown();
 
   private:
+    // A waiting caller takes copy pieces only while that leaves every busy runtime thread a core:
+    // while a host function computes, helping would slow it more than it speeds up the copy.
+    bool may_help() const {
+        return config_.wait_helps && executor_->busy() + backend_->busy_threads() < num_cores_;
+    }
     // Executes a copy on the calling thread; returns nullptr or why it failed.
     const char *copy_now(const copy::CopyDescriptor &copy);
 
     support::Config config_;
     std::unique_ptr<copy::CopyBackend> backend_;
     std::unique_ptr<exec::Executor> executor_;
+    const int num_cores_;
     support::Counters &counters_;
     support::FaultInjector &faults_;
 };

@@ -105,7 +105,9 @@ bool SoftwareBackend::try_run_one() {
         pending_[priority].pop_front();
         pending_count_.fetch_sub(1, std::memory_order_relaxed);
     }
+    busy_.fetch_add(1, std::memory_order_relaxed);
     run_piece(piece);
+    busy_.fetch_sub(1, std::memory_order_relaxed);
     return true;
 }
 

@@ -41,6 +41,7 @@ class SoftwareBackend final : public CopyBackend {
     std::size_t nt_threshold() const override { return options_.nt_threshold; }
     void submit(const CopyDescriptor &copy, CopyCompletion *done) override;
     bool help_one() override;
+    int busy_threads() const override { return busy_.load(std::memory_order_relaxed); }
     void shutdown() override;
 
   private:
@@ -64,6 +65,7 @@ class SoftwareBackend final : public CopyBackend {
     std::deque<Piece> pending_[4]; // by priority; guarded by mutex_
     std::atomic<std::size_t> pending_count_{0};
     std::atomic<bool> stopping_{false};
+    std::atomic<int> busy_{0};
     support::EventCount idle_;
     std::vector<std::thread> channels_;
     std::vector<std::string> placement_; // written by each channel at start, guarded by mutex_
