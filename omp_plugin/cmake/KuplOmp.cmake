@@ -4,7 +4,7 @@
 #   kupl_omp_add_executable(<name> SOURCES <files...> [OPTIONS <compiler flags...>]
 #                           [LIBRARIES <link flags...>] [ALL])
 #       Compiles and links <files> with ${KUPL_OMP_CLANG} (C) or ${KUPL_OMP_CLANGXX} (C++)
-#       and -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu into ${CMAKE_CURRENT_BINARY_DIR}/<name>.
+#       and -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu into ${CMAKE_CURRENT_BINARY_DIR}/bin/<name>.
 #       Creates a custom target <name>; its KUPL_OMP_EXECUTABLE property is the program's path.
 #
 #   kupl_omp_set_test_environment(<test> [STOCK] [ENVIRONMENT <VAR=value...>])
@@ -20,7 +20,6 @@
 set(KUPL_OMP_CLANG clang-14 CACHE STRING "C compiler for OpenMP offload programs")
 set(KUPL_OMP_CLANGXX clang++-14 CACHE STRING "C++ compiler for OpenMP offload programs")
 set(KUPL_OMP_TRIPLE x86_64-pc-linux-gnu CACHE STRING "offload target triple the plugin serves")
-set(KUPL_OMP_OFFLOAD_FLAGS -fopenmp -fopenmp-targets=${KUPL_OMP_TRIPLE})
 
 function(kupl_omp_add_executable name)
   cmake_parse_arguments(ARG "ALL" "" "SOURCES;OPTIONS;LIBRARIES" ${ARGN})
@@ -36,10 +35,11 @@ function(kupl_omp_add_executable name)
       set(compiler ${KUPL_OMP_CLANGXX})
     endif()
   endforeach()
-  set(out ${CMAKE_CURRENT_BINARY_DIR}/${name})
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/bin/${name})
   add_custom_command(
     OUTPUT ${out}
-    COMMAND ${compiler} ${KUPL_OMP_OFFLOAD_FLAGS} ${ARG_OPTIONS} ${sources} -o ${out} ${ARG_LIBRARIES}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/bin
+    COMMAND ${compiler} -fopenmp -fopenmp-targets=${KUPL_OMP_TRIPLE} ${ARG_OPTIONS} ${sources} -o ${out} ${ARG_LIBRARIES}
     DEPENDS ${sources}
     IMPLICIT_DEPENDS C ${sources}
     COMMENT "clang OpenMP offload: ${name}"
@@ -62,6 +62,6 @@ function(kupl_omp_set_test_environment test)
 endfunction()
 
 function(kupl_omp_enable target)
-  target_compile_options(${target} PRIVATE ${KUPL_OMP_OFFLOAD_FLAGS})
-  target_link_options(${target} PRIVATE ${KUPL_OMP_OFFLOAD_FLAGS})
+  target_compile_options(${target} PRIVATE -fopenmp -fopenmp-targets=${KUPL_OMP_TRIPLE})
+  target_link_options(${target} PRIVATE -fopenmp -fopenmp-targets=${KUPL_OMP_TRIPLE})
 endfunction()

@@ -130,7 +130,10 @@ ImageLayout inspect_image(const __tgt_device_image *image) {
         layout.entries_count = shdr.sh_size / sizeof(__tgt_offload_entry);
         return layout;
     }
-    return invalid("no omp_offloading_entries section");
+    // An image without offloaded functions or globals has no entries section; it is still ours.
+    ImageLayout layout;
+    layout.valid = true;
+    return layout;
 }
 
 const char *LoadedImage::entry_name(const void *addr) const {
@@ -153,6 +156,9 @@ std::unique_ptr<LoadedImage> load_image(const __tgt_device_image *image, std::st
         return nullptr;
     }
 
+    if (layout.entries_count == 0)
+        return std::unique_ptr<LoadedImage>(new LoadedImage()); // nothing to load: an empty table
+
     const char *bytes = static_cast<const char *>(image->ImageStart);
     const size_t size = static_cast<size_t>(static_cast<const char *>(image->ImageEnd) - bytes);
     int fd = -1;
@@ -163,7 +169,10 @@ std::unique_ptr<LoadedImage> load_image(const __tgt_device_image *image, std::st
     // RTLD_NOW: an unresolved symbol fails here, cleanly, rather than in the middle of a region.
     void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     const char *dl_error = handle ? nullptr : dlerror();
-    close(fd);
+    // dlopen recognises an already-loaded library by its path: the memfd stays open so that its
+    // /proc/self/fd/N name is never reused and every device gets its own copy of the image.
+    if (!handle || unlink_after)
+        close(fd);
     if (unlink_after)
         unlink(path.c_str());
     if (!handle) {
