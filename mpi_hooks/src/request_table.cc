@@ -2,6 +2,7 @@
 
 #include "stats.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
@@ -77,7 +78,8 @@ void settle(int n, const MPI_Request *after, OpPtr *ops, const char *done, const
             if (!op || !done[i] || !op->is_recv || op->delivered)
                 continue;
             op->delivered = true;
-            const MPI_Count bytes = received_bytes(statuses[i]);
+            // A truncated message's status counts all it carried; only the buffer's worth arrived.
+            const MPI_Count bytes = std::min<MPI_Count>(received_bytes(statuses[i]), op->plan.bytes);
             if (bytes > 0) {
                 batch.unpack(op->staging.data(), static_cast<size_t>(bytes), op->plan.where);
                 stats_accelerated(Accel::Recv, static_cast<uint64_t>(bytes));

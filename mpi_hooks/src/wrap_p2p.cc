@@ -10,6 +10,8 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+
 namespace kupl_mpi {
 namespace {
 
@@ -82,6 +84,8 @@ void deliver(const Plan &p, const StagingBuffer &staging, const MPI_Status &st) 
     PMPI_Get_elements_x(&st, MPI_BYTE, &bytes);
     if (cancelled || bytes == MPI_UNDEFINED || bytes <= 0)
         return;
+    // A truncated message's status counts all it carried; only the buffer's worth arrived.
+    bytes = std::min<MPI_Count>(bytes, static_cast<MPI_Count>(p.bytes));
     CopyBatch batch;
     batch.unpack(staging.data(), static_cast<size_t>(bytes), p.where);
     batch.wait();
