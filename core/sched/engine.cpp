@@ -56,9 +56,13 @@ bool Engine::start(Op &op) {
         return true;
     case Op::Kind::record:
         return true;
-    case Op::Kind::wait_event:
-        op.awaited->when_complete(op.awaited_generation, [&op] { op.engine->finish(op); });
+    case Op::Kind::wait_event: {
+        // The continuation may finish (and free) op on another thread before when_complete()
+        // returns, so the event is held by a reference of our own, not through op.
+        std::shared_ptr<Event> awaited = op.awaited;
+        awaited->when_complete(op.awaited_generation, [&op] { op.engine->finish(op); });
         return false;
+    }
     }
     return true;
 }
