@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include <kupl_ext.h>
 
@@ -15,6 +16,19 @@ namespace {
 
 int32_t status(bool ok) {
     return ok ? kOffloadSuccess : kOffloadFail;
+}
+
+// Copies this small with nothing outstanding are done by the caller with memcpy: KUPL would do
+// the same on the calling thread, and its bookkeeping costs more than such a copy.
+constexpr int64_t kDirectCopyBytes = 4096;
+
+/// A copy that needs no ordering: on the caller for tiny sizes, else by the KUPL engine.
+int32_t copy_now(void *dst, const void *src, int64_t size) {
+    if (size <= kDirectCopyBytes) {
+        memcpy(dst, src, static_cast<size_t>(size));
+        return kOffloadSuccess;
+    }
+    return status(kupl_memcpy(dst, src, static_cast<size_t>(size)) == KUPL_OK);
 }
 
 bool copy_args_ok(const void *dst, const void *src, int64_t size, int device, const char *what) {
@@ -186,7 +200,7 @@ int32_t Device::submit(void *device_dst, const void *host_src, int64_t size, __t
                 static_cast<long long>(size), host_src, device_dst, info && info->Queue ? " (queued)" : "");
     // Nothing outstanding in this construct: the copy needs no ordering, do it now.
     if (!info || !info->Queue)
-        return status(kupl_memcpy(device_dst, host_src, static_cast<size_t>(size)) == KUPL_OK);
+        return copy_now(device_dst, host_src, size);
     return status(kupl_memcpy_async(device_dst, host_src, static_cast<size_t>(size), queue_of(info),
                                     nullptr) == KUPL_OK);
 }
@@ -199,7 +213,7 @@ int32_t Device::retrieve(void *host_dst, const void *device_src, int64_t size, _
     report_info(kInfoDataTransfer, id_, "copy %lld bytes device %p -> host %p%s",
                 static_cast<long long>(size), device_src, host_dst, info && info->Queue ? " (queued)" : "");
     if (!info || !info->Queue)
-        return status(kupl_memcpy(host_dst, device_src, static_cast<size_t>(size)) == KUPL_OK);
+        return copy_now(host_dst, device_src, size);
     // libomptarget rewrites host pointers inside the destination right after this returns
     // (structs with pointer members), so the bytes must have landed before we return.
     kupl_queue_h queue = queue_of(info);
@@ -214,7 +228,7 @@ int32_t Device::exchange(void *dst, const void *src, int64_t size, __tgt_async_i
     if (size == 0)
         return kOffloadSuccess;
     if (!info || !info->Queue)
-        return status(kupl_memcpy(dst, src, static_cast<size_t>(size)) == KUPL_OK);
+        return copy_now(dst, src, size);
     return status(kupl_memcpy_async(dst, src, static_cast<size_t>(size), queue_of(info), nullptr) == KUPL_OK);
 }
 
