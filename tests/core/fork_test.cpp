@@ -1,6 +1,9 @@
 // fork(): the child of a process whose runtime is running (even busy, with other
 // threads submitting at the moment of the fork) can use the library at once and
 // exit normally; the parent goes on working. alarm() turns a hang into a failure.
+// Under ThreadSanitizer only the fork of a single-threaded parent runs: TSan keeps
+// the parent's threads registered in the child, and a child thread that glibc gives
+// a reclaimed parent stack (the same pthread_t) aborts TSan ("dup thread with used id").
 #include "test_support.h"
 
 #include <gtest/gtest.h>
@@ -39,7 +42,8 @@ int child_work() {
     return 0;
 }
 
-// Forks; the child runs child_work() and exits (running the library's destructor).
+// Forks; the child runs child_work() and exits (running the library's destructor,
+// except under ASan).
 ::testing::AssertionResult run_child() {
     std::fflush(nullptr);
     pid_t pid = fork();
@@ -47,7 +51,13 @@ int child_work() {
         return ::testing::AssertionFailure() << "fork failed";
     if (pid == 0) {
         alarm(20);
-        std::exit(child_work());
+        int status = child_work();
+#ifdef KUPL_TEST_ASAN
+        // LeakSanitizer at exit would report the parent's threads' memory as leaked.
+        _exit(status);
+#else
+        std::exit(status);
+#endif
     }
     int status = 0;
     if (waitpid(pid, &status, 0) != pid)
@@ -73,9 +83,16 @@ void warm_up() {
     ASSERT_EQ(dst, src);
 }
 
+#ifdef KUPL_TEST_TSAN
+#define SKIP_UNDER_TSAN() GTEST_SKIP() << "TSan cannot follow threads created after a multi-threaded fork"
+#else
+#define SKIP_UNDER_TSAN() (void)0
+#endif
+
 } // namespace
 
 TEST(Fork, ChildOfARunningRuntimeCanCopy) {
+    SKIP_UNDER_TSAN();
     warm_up();
     EXPECT_TRUE(run_child());
 }
@@ -85,6 +102,7 @@ TEST(Fork, ChildBeforeAnyUseCanCopy) {
 }
 
 TEST(Fork, ForkWhileOtherThreadsSubmit) {
+    SKIP_UNDER_TSAN();
     warm_up();
     std::atomic<bool> stop{false};
     std::atomic<int> errors{0};
@@ -114,6 +132,7 @@ TEST(Fork, ForkWhileOtherThreadsSubmit) {
 }
 
 TEST(Fork, ParentKeepsWorkingAfterFork) {
+    SKIP_UNDER_TSAN();
     warm_up();
     ASSERT_TRUE(run_child());
     warm_up();

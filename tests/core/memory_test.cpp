@@ -152,7 +152,8 @@ TEST(Counters, MoveWithCopies) {
     std::vector<unsigned char> dst(n);
     Queue q = make_queue();
     ASSERT_EQ(kupl_memcpy_async(dst.data(), src.data(), n, q.get(), nullptr), KUPL_OK);
-    ASSERT_EQ(kupl_memcpy(dst.data(), src.data(), 100), KUPL_OK);
+    std::vector<unsigned char> small(100);
+    ASSERT_EQ(kupl_memcpy(small.data(), src.data(), small.size()), KUPL_OK);
     ASSERT_EQ(kupl_queue_wait(q.get()), KUPL_OK);
     kuplx_counters_t after = counters();
     EXPECT_GE(after.copies_submitted - before.copies_submitted, 1u);
