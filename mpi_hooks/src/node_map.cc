@@ -18,6 +18,7 @@ std::atomic<bool> g_ready{false};
 int g_keyval = MPI_KEYVAL_INVALID;
 MPI_Group g_world_group = MPI_GROUP_NULL;
 std::vector<char> g_world_local; // per MPI_COMM_WORLD rank
+int g_ranks_on_node = 1;
 
 int delete_locality(MPI_Comm, int, void *value, void *) {
     delete static_cast<CommLocality *>(value);
@@ -72,6 +73,7 @@ void node_map_init() {
     for (int r : world)
         if (r != MPI_UNDEFINED)
             g_world_local[r] = 1;
+    g_ranks_on_node = node_size;
     PMPI_Group_free(&node_group);
     PMPI_Comm_free(&node);
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_locality, &g_keyval, nullptr);
@@ -86,6 +88,10 @@ void node_map_finalize() {
     // Attributes on MPI_COMM_WORLD/SELF are deleted by MPI_Finalize itself.
     PMPI_Comm_free_keyval(&g_keyval);
     PMPI_Group_free(&g_world_group);
+}
+
+int ranks_on_node() {
+    return g_ready.load(std::memory_order_acquire) ? g_ranks_on_node : 1;
 }
 
 bool peer_on_node(MPI_Comm comm, int peer, Fallback *why) {

@@ -14,6 +14,9 @@ void node_map_init();
 /** Releases the keyval (before PMPI_Finalize). */
 void node_map_finalize();
 
+/** Ranks of MPI_COMM_WORLD on this node (1 before MPI_Init was seen). */
+int ranks_on_node();
+
 /**
  * Says whether peer (a rank, MPI_ANY_SOURCE or MPI_PROC_NULL) of comm is on this
  * node. Returns true if so; otherwise false with *why set.

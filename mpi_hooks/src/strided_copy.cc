@@ -4,6 +4,9 @@
 #include "stats.h"
 
 #include <kupl.h>
+#include <kupl_ext.h>
+
+#include <algorithm>
 
 #include <cstdint>
 #include <cstring>
@@ -17,6 +20,20 @@ char *Placement::grid_start() const {
 }
 
 namespace {
+
+/** Largest copy kupl_memcpy2d keeps on the calling thread (half its sync threshold, to be safe). */
+size_t caller_chunk_bytes() {
+    static const size_t bytes = [] {
+        size_t b = size_t(256) << 10;
+#ifdef KUPLX_AVAILABLE
+        kuplx_engine_info_t info;
+        if (kuplx_get_engine_info(&info) == KUPL_OK && info.sync_threshold / 2 > 0)
+            b = std::min(b, info.sync_threshold / 2);
+#endif
+        return b;
+    }();
+    return bytes;
+}
 
 /**
  * Calls f(piece_origin) for every 2D piece of the layout in typemap order,
@@ -45,17 +62,30 @@ CopyBatch::~CopyBatch() {
     wait();
 }
 
-void CopyBatch::submit(const Piece &p) {
-    kupl_event_h ev = event_pool_get();
-    if (ev &&
-        kupl_memcpy2d_async(p.dst, p.dpitch, p.src, p.spitch, p.width, p.height, nullptr, ev) == KUPL_OK) {
-        pieces_.push_back(p);
-        events_.push_back(ev);
-        return;
+void CopyBatch::submit(const Piece &p, bool on_caller) {
+    if (on_caller) {
+        // The synchronous call runs KUPL's row kernel right here, with no event or hand-off
+        // (a few hundred ns cheaper than async + wait). Chunks stay below the size from which
+        // kupl_memcpy2d itself would hand the copy to a channel thread.
+        const size_t chunk_rows = std::max<size_t>(1, caller_chunk_bytes() / std::max<size_t>(p.width, 1));
+        bool ok = true;
+        for (size_t r = 0; r < p.height && ok; r += chunk_rows)
+            ok = kupl_memcpy2d(p.dst + r * p.dpitch, p.dpitch, p.src + r * p.spitch, p.spitch, p.width,
+                               std::min(chunk_rows, p.height - r)) == KUPL_OK;
+        if (ok)
+            return;
+    } else {
+        kupl_event_h ev = event_pool_get();
+        if (ev && kupl_memcpy2d_async(p.dst, p.dpitch, p.src, p.spitch, p.width, p.height, nullptr, ev) ==
+                      KUPL_OK) {
+            pieces_.push_back(p);
+            events_.push_back(ev);
+            return;
+        }
+        if (ev)
+            event_pool_put(ev);
     }
-    // The engine refused the copy: do it here, the caller must not notice.
-    if (ev)
-        event_pool_put(ev);
+    // The engine refused the copy: do it here, the application must not notice.
     stats_engine_error();
     for (size_t r = 0; r < p.height; ++r)
         std::memcpy(p.dst + r * p.dpitch, p.src + r * p.spitch, p.width);
@@ -66,7 +96,7 @@ void CopyBatch::pack(const Placement &from, void *packed) {
     const size_t rows = static_cast<size_t>(l.piece_rows()), pitch = static_cast<size_t>(l.piece_pitch());
     char *out = static_cast<char *>(packed);
     for_each_piece(l, from.grid_start(), [&](char *piece) {
-        submit({out, l.width, piece, pitch, l.width, rows});
+        submit({out, l.width, piece, pitch, l.width, rows}, from.on_caller);
         out += rows * l.width;
         return true;
     });
@@ -79,7 +109,7 @@ void CopyBatch::unpack(const void *packed, size_t bytes, const Placement &to) {
     for_each_piece(l, to.grid_start(), [&](char *piece) {
         const size_t full_rows = bytes / l.width < rows ? bytes / l.width : rows;
         if (full_rows > 0)
-            submit({piece, pitch, in, l.width, l.width, full_rows});
+            submit({piece, pitch, in, l.width, l.width, full_rows}, to.on_caller);
         in += full_rows * l.width;
         bytes -= full_rows * l.width;
         if (full_rows < rows) {

@@ -1,5 +1,6 @@
-// Packing and unpacking strided layouts with kupl_memcpy2d_async: one 2D copy
-// per piece, all pieces of a batch in flight at once, then one wait.
+// Packing and unpacking strided layouts with KUPL's 2D copies: one 2D copy per
+// piece; large pieces go to the engine with kupl_memcpy2d_async, all pieces of
+// a batch in flight at once, then one wait; small ones run on the caller.
 #pragma once
 
 #include "strided_layout.h"
@@ -13,6 +14,12 @@ namespace kupl_mpi {
 struct Placement {
     StridedLayout layout; // message layout: the datatype's grid repeated count times
     const void *base = nullptr;
+    /**
+     * Copy with kupl_memcpy2d on the calling thread rather than with
+     * kupl_memcpy2d_async on the engine's channels: for copies too small to
+     * repay a hand-off and an event.
+     */
+    bool on_caller = true;
     char *grid_start() const;
 };
 
@@ -45,7 +52,7 @@ class CopyBatch {
         size_t spitch;
         size_t width, height;
     };
-    void submit(const Piece &p);
+    void submit(const Piece &p, bool on_caller);
     std::vector<Piece> pieces_;
     std::vector<void *> events_; // kupl_event_h, one per submitted piece
 };

@@ -1,0 +1,137 @@
+// Ping-pong of 2D-strided messages between two ranks on one node, one-way time
+// (half the round trip), medians. In one run, interleaved:
+//   kupl   MPI_Send/MPI_Recv of the strided type (through the interposer when preloaded)
+//   ompi   PMPI_Send/PMPI_Recv of the same type (Open MPI's datatype engine)
+//   hand   the application packs with a C loop, sends contiguous bytes, unpacks (PMPI)
+//   contig PMPI of the same number of contiguous bytes (the floor)
+#include "bench_util.h"
+
+#include <chrono>
+
+namespace {
+
+struct Shape {
+    const char *name;
+    int rows, blocklen, stride; // doubles
+};
+
+double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+enum Variant { Kupl, Ompi, Hand, Contig, kVariants };
+const char *kNames[kVariants] = {"kupl", "ompi", "hand", "contig"};
+
+void hand_pack(const double *grid, const Shape &s, double *out) {
+    for (int r = 0; r < s.rows; ++r)
+        std::memcpy(out + static_cast<size_t>(r) * s.blocklen, grid + static_cast<size_t>(r) * s.stride,
+                    sizeof(double) * s.blocklen);
+}
+void hand_unpack(const double *in, const Shape &s, double *grid) {
+    for (int r = 0; r < s.rows; ++r)
+        std::memcpy(grid + static_cast<size_t>(r) * s.stride, in + static_cast<size_t>(r) * s.blocklen,
+                    sizeof(double) * s.blocklen);
+}
+
+/** One round trip of variant v; returns seconds (rank 0). */
+double round_trip(Variant v, int rank, const Shape &s, MPI_Datatype t, double *grid, double *flat,
+                  double *tmp) {
+    const int peer = 1 - rank, n = s.rows * s.blocklen;
+    double t0 = now();
+    for (int leg = 0; leg < 2; ++leg) {
+        const bool sending = (leg == 0) == (rank == 0);
+        if (sending) {
+            switch (v) {
+            case Kupl:
+                MPI_Send(grid, 1, t, peer, 0, MPI_COMM_WORLD);
+                break;
+            case Ompi:
+                PMPI_Send(grid, 1, t, peer, 0, MPI_COMM_WORLD);
+                break;
+            case Hand:
+                hand_pack(grid, s, tmp);
+                PMPI_Send(tmp, n, MPI_DOUBLE, peer, 0, MPI_COMM_WORLD);
+                break;
+            default:
+                PMPI_Send(flat, n, MPI_DOUBLE, peer, 0, MPI_COMM_WORLD);
+                break;
+            }
+        } else {
+            switch (v) {
+            case Kupl:
+                MPI_Recv(grid, 1, t, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                break;
+            case Ompi:
+                PMPI_Recv(grid, 1, t, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                break;
+            case Hand:
+                PMPI_Recv(tmp, n, MPI_DOUBLE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                hand_unpack(tmp, s, grid);
+                break;
+            default:
+                PMPI_Recv(flat, n, MPI_DOUBLE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                break;
+            }
+        }
+    }
+    return now() - t0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2) {
+        std::fprintf(stderr, "pingpong_bench: run with 2 ranks\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    const int reps = static_cast<int>(bench::option(argc, argv, "--reps", 31));
+    const bool quick = bench::option(argc, argv, "--quick", 0) != 0;
+    const Shape shapes[] = {
+        {"column 512 rows (4 KiB)", 512, 1, 520},
+        {"column 4096 rows of 4096x4096 (32 KiB)", 4096, 1, 4096},
+        {"blocklen 8, 4096 rows (256 KiB)", 4096, 8, 4096},
+        {"blocklen 64, 2048 rows (1 MiB)", 2048, 64, 2048},
+        {"subarray 1024x1024 of 1024x2048 (8 MiB)", 1024, 1024, 2048},
+    };
+    if (rank == 0) {
+        std::printf("%s\n",
+                    bench::interposer_loaded() ? "interposer loaded" : "interposer NOT loaded: kupl == ompi");
+        std::printf("%-42s %10s %10s %10s %10s   %9s %9s\n", "one-way time, median (us)", "kupl", "ompi",
+                    "hand", "contig", "ompi/kupl", "kupl/hand");
+    }
+    for (const Shape &s : shapes) {
+        MPI_Datatype t;
+        MPI_Type_vector(s.rows, s.blocklen, s.stride, MPI_DOUBLE, &t);
+        MPI_Type_commit(&t);
+        const size_t elems = static_cast<size_t>(s.rows) * s.stride,
+                     n = static_cast<size_t>(s.rows) * s.blocklen;
+        std::vector<double> grid(elems, 1.0), flat(n, 2.0), tmp(n, 3.0);
+        std::vector<double> times[kVariants];
+        for (int r = 0; r < reps + 2; ++r)
+            for (int k = 0; k < kVariants; ++k) {
+                Variant v = static_cast<Variant>((k + r) % kVariants);
+                PMPI_Barrier(MPI_COMM_WORLD);
+                double dt = round_trip(v, rank, s, t, grid.data(), flat.data(), tmp.data());
+                if (r >= 2) // the first rounds warm up buffers and connections
+                    times[v].push_back(dt / 2);
+            }
+        if (rank == 0) {
+            double med[kVariants];
+            for (int k = 0; k < kVariants; ++k)
+                med[k] = bench::median(times[k]) * 1e6;
+            std::printf("%-42s %10.1f %10.1f %10.1f %10.1f   %8.2fx %8.2fx\n", s.name, med[Kupl], med[Ompi],
+                        med[Hand], med[Contig], med[Ompi] / med[Kupl], med[Kupl] / med[Hand]);
+            std::fflush(stdout);
+        }
+        MPI_Type_free(&t);
+        if (quick)
+            break;
+    }
+    (void)kNames;
+    MPI_Finalize();
+    return 0;
+}
