@@ -17,6 +17,10 @@
 #
 # Running by hand: kupl-omp-run ./program args  (or LD_LIBRARY_PATH=<plugin folder> ./program).
 
+if(NOT KUPL_OMP_PLUGIN_DIR)
+  # Installed layout: <libdir>/cmake/kupl-omp/KuplOmp.cmake next to <libdir>/kupl-omp/.
+  get_filename_component(KUPL_OMP_PLUGIN_DIR "${CMAKE_CURRENT_LIST_DIR}/../../kupl-omp" ABSOLUTE)
+endif()
 set(KUPL_OMP_CLANG clang-14 CACHE STRING "C compiler for OpenMP offload programs")
 set(KUPL_OMP_CLANGXX clang++-14 CACHE STRING "C++ compiler for OpenMP offload programs")
 set(KUPL_OMP_TRIPLE x86_64-pc-linux-gnu CACHE STRING "offload target triple the plugin serves")
