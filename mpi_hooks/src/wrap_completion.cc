@@ -99,7 +99,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
     for (int i = 0; i < count; ++i)
         c.done[i] = completed_in(rc, c.statuses[i]);
     c.settle_into(count, requests, taken);
-    if (statuses != MPI_STATUSES_IGNORE)
+    if (statuses != MPI_STATUSES_IGNORE && (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS))
         for (int i = 0; i < count; ++i)
             statuses[i] = c.statuses[i];
     return rc;

@@ -76,8 +76,19 @@ int nonblocking_recv(NonblockingRecv recv, bool persistent, void *buf, int count
     return rc;
 }
 
-/** Unpacks what a blocking receive delivered (also the head of a truncated message). */
-void deliver(const Plan &p, const StagingBuffer &staging, const MPI_Status &st) {
+/**
+ * After a blocking receive into staging returned rc: unpacks what arrived (also
+ * the head of a truncated message) and hands the status over. On other errors
+ * Open MPI writes neither data nor status, and neither do we.
+ */
+void deliver(int rc, const Plan &p, const StagingBuffer &staging, const MPI_Status &st, MPI_Status *status) {
+    int error_class = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        PMPI_Error_class(rc, &error_class);
+    if (error_class != MPI_SUCCESS && error_class != MPI_ERR_TRUNCATE)
+        return;
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
     int cancelled = 0;
     PMPI_Test_cancelled(&st, &cancelled);
     MPI_Count bytes = 0;
@@ -90,11 +101,6 @@ void deliver(const Plan &p, const StagingBuffer &staging, const MPI_Status &st) 
     batch.unpack(staging.data(), static_cast<size_t>(bytes), p.where);
     batch.wait();
     stats_accelerated(Accel::Recv, static_cast<uint64_t>(bytes));
-}
-
-void copy_status(const MPI_Status &st, MPI_Status *status) {
-    if (status != MPI_STATUS_IGNORE)
-        *status = st;
 }
 
 } // namespace
@@ -162,8 +168,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
         return PMPI_Recv(buf, count, type, source, tag, comm, status);
     MPI_Status st = empty_status();
     int rc = PMPI_Recv(staging.data(), p.wire_count, p.wire_type, source, tag, comm, &st);
-    deliver(p, staging, st);
-    copy_status(st, status);
+    deliver(rc, p, staging, st, status);
     return rc;
 }
 
@@ -187,8 +192,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
         return PMPI_Mrecv(buf, count, type, message, status);
     MPI_Status st = empty_status();
     int rc = PMPI_Mrecv(staging.data(), p.wire_count, p.wire_type, message, &st);
-    deliver(p, staging, st);
-    copy_status(st, status);
+    deliver(rc, p, staging, st, status);
     return rc;
 }
 
@@ -223,9 +227,15 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                            send_fast ? sp.wire_type : sendtype, dest, sendtag,
                            recv_fast ? rstage.data() : recvbuf, recv_fast ? rp.wire_count : recvcount,
                            recv_fast ? rp.wire_type : recvtype, source, recvtag, comm, &st);
-    if (recv_fast)
-        deliver(rp, rstage, st);
-    copy_status(st, status);
+    if (recv_fast) {
+        deliver(rc, rp, rstage, st, status);
+    } else if (status != MPI_STATUS_IGNORE) {
+        int error_class = MPI_SUCCESS;
+        if (rc != MPI_SUCCESS)
+            PMPI_Error_class(rc, &error_class);
+        if (error_class == MPI_SUCCESS || error_class == MPI_ERR_TRUNCATE)
+            *status = st;
+    }
     return rc;
 }
 
@@ -242,8 +252,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
     MPI_Status st = empty_status();
     int rc = PMPI_Sendrecv_replace(staging.data(), p.wire_count, p.wire_type, dest, sendtag, source, recvtag,
                                    comm, &st);
-    deliver(p, staging, st);
-    copy_status(st, status);
+    deliver(rc, p, staging, st, status);
     return rc;
 }
 
