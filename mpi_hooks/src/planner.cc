@@ -74,12 +74,13 @@ bool plan(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm c
         *why = Fallback::TooLarge;
         return false;
     }
-    if ((use == Use::Send || use == Use::Recv) && !peer_on_node(comm, peer, why))
-        return false;
+    // The cost model first: it is cheaper than the communicator lookup.
     if (!config().force && !worth_accelerating(use, l, config().min_bytes)) {
         *why = Fallback::CostModel;
         return false;
     }
+    if ((use == Use::Send || use == Use::Recv) && !peer_on_node(comm, peer, why))
+        return false;
     out->where.layout = l;
     out->where.base = buf;
     out->where.on_caller = !use_engine(static_cast<size_t>(bytes));

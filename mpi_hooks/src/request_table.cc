@@ -12,7 +12,8 @@ namespace kupl_mpi {
 namespace {
 
 std::mutex g_mutex;
-std::atomic<size_t> g_tracked{0}; // table + detached
+std::atomic<size_t> g_tracked{0};  // table + detached
+std::atomic<size_t> g_detached{0}; // detached only
 std::unordered_map<MPI_Request, OpPtr> &table() {
     static auto *t = new std::unordered_map<MPI_Request, OpPtr>;
     return *t;
@@ -101,9 +102,12 @@ void requests_detach(MPI_Request request, OpPtr op) {
     std::lock_guard<std::mutex> lock(g_mutex);
     detached().emplace_back(request, std::move(op));
     g_tracked.fetch_add(1, std::memory_order_release);
+    g_detached.fetch_add(1, std::memory_order_release);
 }
 
 void requests_reap(bool final) {
+    if (g_detached.load(std::memory_order_acquire) == 0)
+        return;
     std::vector<std::pair<MPI_Request, OpPtr>> mine;
     {
         std::lock_guard<std::mutex> lock(g_mutex);
@@ -133,6 +137,7 @@ void requests_reap(bool final) {
     }
     std::lock_guard<std::mutex> lock(g_mutex);
     g_tracked.fetch_sub(mine.size() - pending.size(), std::memory_order_release);
+    g_detached.fetch_sub(mine.size() - pending.size(), std::memory_order_release);
     for (auto &entry : pending)
         detached().push_back(std::move(entry));
 }

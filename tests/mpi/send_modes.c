@@ -2,7 +2,8 @@
  * Every send mode with a column type, and the corner cases whose semantics must
  * not change: progress of an MPI_Isend while its rank blocks in MPI_Barrier,
  * synchronous/ready/buffered sends, Sendrecv_replace, MPI_PROC_NULL, zero
- * counts, MPI_BOTTOM with absolute addresses, and errors returned for a bad rank.
+ * counts, MPI_BOTTOM with absolute addresses, cancelled receives,
+ * intercommunicators (left to Open MPI), and errors returned for a bad rank.
  */
 #include "mpi_check.h"
 
@@ -130,7 +131,36 @@ int main(int argc, char **argv) {
         MPI_Type_free(&at_bottom);
     }
 
-    /* 6. Errors are returned the same way: a rank outside the communicator. */
+    /* 6. A cancelled receive completes as cancelled and writes nothing. */
+    {
+        reset(-1);
+        MPI_Request r;
+        MPI_Irecv(&m[0], 1, small, peer, 12345, MPI_COMM_WORLD, &r); /* never sent */
+        MPI_Cancel(&r);
+        MPI_Wait(&r, &st);
+        int cancelled = 0;
+        MPI_Test_cancelled(&st, &cancelled);
+        CHECK(cancelled && r == MPI_REQUEST_NULL, "receive not cancelled");
+        CHECK(m[0] == -1.0 && m[LD] == -1.0, "cancelled receive wrote data");
+    }
+
+    /* 7. Intercommunicators go to Open MPI (the statistics count them) and still work. */
+    {
+        MPI_Comm half, inter;
+        MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, peer, 13, &inter);
+        reset(rank == 0 ? 0 : -1);
+        if (rank == 0)
+            MPI_Send(&m[1], 1, small, 0, 14, inter);
+        else {
+            MPI_Recv(&m[0], 1, small, 0, 14, inter, MPI_STATUS_IGNORE);
+            check_col(0, 0, 1, SMALL, "intercommunicator");
+        }
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
+
+    /* 8. Errors are returned the same way: a rank outside the communicator. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int rc = MPI_Send(&m[0], 1, small, 5, 11, MPI_COMM_WORLD), cls = -1;
     MPI_Error_class(rc, &cls);
