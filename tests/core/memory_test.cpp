@@ -162,3 +162,22 @@ TEST(Counters, MoveWithCopies) {
     EXPECT_GE(after.pieces_executed, before.pieces_executed);
     EXPECT_EQ(kuplx_get_counters(nullptr), KUPL_ERROR);
 }
+
+// Run by the engine-variant ctest entries, which set these variables.
+TEST(EngineInfo, ReflectsTheEnvironment) {
+    const char *mt = std::getenv("KUPL_MEMCPY_MT_THRESHOLD");
+    const char *channels = std::getenv("KUPL_NUM_CHANNELS");
+    const char *executors = std::getenv("KUPL_NUM_EXECUTORS");
+    if (!mt && !channels && !executors)
+        GTEST_SKIP() << "no KUPL_* engine variables set";
+    kuplx_engine_info_t info = engine_info();
+    if (mt) {
+        EXPECT_EQ(info.mt_threshold, std::strtoull(mt, nullptr, 10));
+    }
+    if (channels) {
+        EXPECT_EQ(info.num_channels, std::atoi(channels));
+    }
+    if (executors) {
+        EXPECT_EQ(info.num_executors, std::atoi(executors));
+    }
+}
