@@ -173,13 +173,13 @@ class Bench {
     // Sizes the compute loop to the median time of memcpy alone.
     void calibrate() {
         std::vector<double> copies, probe;
-        for (int i = 0; i < 5; ++i)
+        for (int i = 0; i < 9; ++i)
             copies.push_back(time_memcpy());
         const double target = median(copies);
         iterations_ = 1u << 20;
-        for (int round = 0; round < 2; ++round) {
+        for (int round = 0; round < 3; ++round) {
             probe.clear();
-            for (int i = 0; i < 3; ++i)
+            for (int i = 0; i < 5; ++i)
                 probe.push_back(time_compute());
             iterations_ = std::max<uint64_t>(1, static_cast<uint64_t>(iterations_ * target / median(probe)));
         }

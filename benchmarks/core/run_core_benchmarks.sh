@@ -6,14 +6,16 @@
 # Usage: run_core_benchmarks.sh [BIN_DIR [OUT_DIR]]
 #   BIN_DIR  folder holding core_*_bench (default: build-bench/benchmarks/core of this repo)
 #   OUT_DIR  where the JSON and ratios.txt go (default: BIN_DIR/results)
-#   REPS=N   repetitions per benchmark (default 10)
+#   REPS=N   repetitions per benchmark (default 15)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(cd "${1:-$here/../../build-bench/benchmarks/core}" && pwd)
 out=${2:-$bin/results}
-reps=${REPS:-10}
+reps=${REPS:-15}
 mkdir -p "$out"
+# The figures are only as good as the machine is quiet: say how busy it was.
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/load.txt"
 
 gbench=(--benchmark_repetitions="$reps" --benchmark_enable_random_interleaving=true
         --benchmark_display_aggregates_only=true --benchmark_out_format=json)
@@ -26,5 +28,9 @@ echo "== 2D pack: one memcpy per row vs kupl_memcpy2d(_async+wait)"
     --benchmark_out="$out/copy2d.json"
 echo "== Overlap: copy + equal compute"
 "$bin/core_overlap_bench" --bytes=4M,64M,256M --reps="$((reps * 2 + 1))" --json="$out/overlap.json"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/load.txt"
 echo
-python3 "$here/report_core_benchmarks.py" "$out" | tee "$out/ratios.txt"
+{
+    cat "$out/load.txt"
+    python3 "$here/report_core_benchmarks.py" "$out"
+} | tee "$out/ratios.txt"
