@@ -82,6 +82,9 @@ int nonblocking_recv(NonblockingRecv recv, bool persistent, void *buf, int count
  * Open MPI writes neither data nor status, and neither do we.
  */
 void deliver(int rc, const Plan &p, const StagingBuffer &staging, const MPI_Status &st, MPI_Status *status) {
+    // A receive freed while active (MPI_Request_free) that matched earlier on this
+    // communicator has completed by now: the program may read its buffer next.
+    requests_reap(false);
     int error_class = MPI_SUCCESS;
     if (rc != MPI_SUCCESS)
         PMPI_Error_class(rc, &error_class);
@@ -161,8 +164,11 @@ int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int 
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
              MPI_Status *status) {
     Plan p;
-    if (!plan_or_count(Use::Recv, buf, count, type, comm, source, &p))
-        return PMPI_Recv(buf, count, type, source, tag, comm, status);
+    if (!plan_or_count(Use::Recv, buf, count, type, comm, source, &p)) {
+        int rc = PMPI_Recv(buf, count, type, source, tag, comm, status);
+        requests_reap(false); // see deliver()
+        return rc;
+    }
     StagingBuffer staging(p.bytes);
     if (!staging)
         return PMPI_Recv(buf, count, type, source, tag, comm, status);

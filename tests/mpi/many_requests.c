@@ -2,7 +2,8 @@
  * Thousands of outstanding column receives and sends, completed with every
  * completion call (Waitany, Testsome, Waitsome, Testany, Testall, Waitall,
  * Test, Wait); persistent requests restarted with new data; MPI_Request_get_status
- * delivering data before the final Wait; MPI_Request_free on an active send.
+ * delivering data before the final Wait; MPI_Request_free on an active send and
+ * on an active receive whose completion a later message proves.
  */
 #include "mpi_check.h"
 
@@ -144,6 +145,28 @@ int main(int argc, char **argv) {
         for (int i = 0; i < ROWS; ++i)
             CHECK(m[i * LD + 41] == cell_value(0, i, 40) + 9, "data after wait row %d", i);
         MPI_Send(NULL, 0, MPI_INT, 0, 100, MPI_COMM_WORLD);
+    }
+
+    /* 4. A receive freed while active, then a later message on the same envelope: non-overtaking
+     * says the first has arrived once the second is received, so its buffer must be filled. */
+    if (rank == 0) {
+        double tail[ROWS];
+        for (int i = 0; i < ROWS; ++i) {
+            m[i * LD + 50] = cell_value(0, i, 50) + 7;
+            tail[i] = -2.0;
+        }
+        MPI_Send(&m[50], 1, column, 1, 200, MPI_COMM_WORLD);
+        MPI_Send(tail, ROWS, MPI_DOUBLE, 1, 200, MPI_COMM_WORLD);
+    } else {
+        double tail[ROWS];
+        for (int i = 0; i < ROWS; ++i)
+            m[i * LD + 51] = -1.0;
+        MPI_Irecv(&m[51], 1, column, 0, 200, MPI_COMM_WORLD, &req[0]);
+        MPI_Request_free(&req[0]);
+        MPI_Recv(tail, ROWS, MPI_DOUBLE, 0, 200, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int i = 0; i < ROWS; ++i)
+            CHECK(m[i * LD + 51] == cell_value(0, i, 50) + 7, "freed receive: row %d = %.1f", i,
+                  m[i * LD + 51]);
     }
 
     MPI_Type_free(&column);
