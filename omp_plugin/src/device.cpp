@@ -271,9 +271,18 @@ int32_t Device::run_region(void *entry, void **args, ptrdiff_t *offsets, int32_t
             synchronize(&local);
         return kOffloadFail;
     }
-    // The synchronous entry points run the region on the executor too (never on an OpenMP
-    // thread: llvm/llvm-project#63298), then wait for it.
-    return info ? kOffloadSuccess : synchronize(&local);
+    // The region runs on a KUPL executor, never on an OpenMP thread (llvm/llvm-project#63298).
+    // The launch returns once it has run: libomptarget 14 drops the construct's reference counts
+    // (targetDataEnd) before it synchronizes, so another construct's final copy-back of shared
+    // data would otherwise miss this region's writes. The caller would block in the following
+    // retrieve or synchronize anyway.
+    if (!info)
+        return synchronize(&local);
+    if (kupl_queue_wait(queue) != KUPL_OK) {
+        report_error("device %d: a target region or the work queued before it failed", id_);
+        return kOffloadFail;
+    }
+    return kOffloadSuccess;
 }
 
 int32_t Device::record_event(PluginEvent *event, __tgt_async_info *info) {

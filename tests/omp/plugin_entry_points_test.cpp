@@ -110,16 +110,37 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 constexpr size_t kBlock = 4 << 20;
 
 // Stand-in region entries: every argument arrives as a pointer.
-extern "C" void slow_fill(void *buf) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+
+/// Lets a test hold a region in the middle of its run: the region says it started, then waits
+/// until the test opens the gate.
+struct Gate {
+    std::atomic<bool> started{false};
+    std::atomic<bool> open{false};
+    void enter() {
+        started.store(true);
+        while (!open.load())
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    void wait_started() const {
+        while (!started.load())
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+};
+
+extern "C" void gated_fill(void *buf, void *gate) {
+    static_cast<Gate *>(gate)->enter();
     memset(buf, 0xA5, kBlock);
 }
-extern "C" void slow_sum(void *buf, void *result) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+extern "C" void gated_sum(void *buf, void *result, void *gate) {
+    static_cast<Gate *>(gate)->enter();
     uint64_t sum = 0;
     for (size_t i = 0; i < kBlock; ++i)
         sum += static_cast<unsigned char *>(buf)[i];
     *static_cast<uint64_t *>(result) = sum;
+}
+extern "C" void slow_fill(void *buf) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    memset(buf, 0x5A, kBlock);
 }
 extern "C" void add_one(void *buf, void *len) {
     auto *bytes = static_cast<unsigned char *>(buf);
@@ -243,73 +264,101 @@ TEST_F(Images, RefusesBrokenImages) {
     EXPECT_EQ(p.load_binary(0, &mismatch), nullptr);
 }
 
-// Hazard 1: libomptarget rewrites the destination right after data_retrieve_async returns.
-TEST_F(EntryPoints, RetrieveHasLandedWhenItReturns) {
+// libomptarget 14 drops a construct's reference counts before it synchronizes, so a region
+// launch must have run when it returns (else another construct's final copy-back misses it).
+TEST_F(EntryPoints, RegionLaunchReturnsAfterTheRegionRan) {
     void *buf = p.data_alloc(0, kBlock, nullptr, kAllocDefault);
     ASSERT_NE(buf, nullptr);
     AsyncInfo info;
     void *args[] = {buf};
     ptrdiff_t offsets[] = {0};
     ASSERT_EQ(p.run_region_async(0, reinterpret_cast<void *>(slow_fill), args, offsets, 1, &info), kSuccess);
+    EXPECT_EQ(static_cast<unsigned char *>(buf)[kBlock - 1], 0x5A);
     ASSERT_NE(info.queue, nullptr);
-    std::vector<unsigned char> host(kBlock, 0);
-    ASSERT_EQ(p.data_retrieve_async(0, host.data(), buf, kBlock, &info), kSuccess);
-    EXPECT_EQ(host.front(), 0xA5);
-    EXPECT_EQ(host.back(), 0xA5);
     ASSERT_EQ(p.synchronize(0, &info), kSuccess);
     EXPECT_EQ(info.queue, nullptr);
     EXPECT_EQ(p.data_delete(0, buf), kSuccess);
 }
 
-// Hazard 2: a delete while another construct's queued region still reads the block.
-TEST_F(EntryPoints, DeleteDuringQueuedRegionIsDeferredNotBlocking) {
-    void *buf = p.data_alloc(0, kBlock, nullptr, kAllocDefault);
+// Hazard 2: a delete (made under libomptarget's map lock) while another construct's region
+// still reads the block: it returns at once and the block outlives the region.
+TEST_F(EntryPoints, DeleteDuringRunningRegionIsDeferredNotBlocking) {
+    void *buf = p.data_alloc(0, kBlock, nullptr, kAllocDefault); // large: unmapped when freed
     ASSERT_NE(buf, nullptr);
     std::vector<unsigned char> pattern(kBlock);
     uint64_t expected = 0;
     for (size_t i = 0; i < kBlock; ++i)
         expected += pattern[i] = static_cast<unsigned char>(i * 13);
     ASSERT_EQ(p.data_submit(0, buf, pattern.data(), kBlock), kSuccess);
-    AsyncInfo reader;
+    Gate gate;
     uint64_t sum = 0;
-    void *args[] = {buf, &sum};
-    ptrdiff_t offsets[] = {0, 0};
-    ASSERT_EQ(p.run_region_async(0, reinterpret_cast<void *>(slow_sum), args, offsets, 2, &reader), kSuccess);
+    std::thread construct([&] {
+        AsyncInfo reader;
+        void *args[] = {buf, &sum, &gate};
+        ptrdiff_t offsets[] = {0, 0, 0};
+        EXPECT_EQ(p.run_region_async(0, reinterpret_cast<void *>(gated_sum), args, offsets, 3, &reader),
+                  kSuccess);
+        EXPECT_EQ(p.synchronize(0, &reader), kSuccess);
+    });
+    gate.wait_started();
     const auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(p.data_delete(0, buf), kSuccess);
-    EXPECT_LT(ms_since(start), 50.0) << "data_delete waited for the region";
-    ASSERT_EQ(p.synchronize(0, &reader), kSuccess);
-    EXPECT_EQ(sum, expected); // the block was still there (it is unmapped once freed)
+    EXPECT_LT(ms_since(start), 100.0) << "data_delete waited";
+    gate.open.store(true); // the region reads the block only now
+    construct.join();
+    EXPECT_EQ(sum, expected);
     EXPECT_EQ(p.data_delete(0, buf), kFail) << "a block can be deleted once";
 }
 
-// Hazard 3: wait_event orders the waiting queue after the recorded work, without blocking.
-TEST_F(EntryPoints, WaitEventOrdersWithoutBlocking) {
+// Hazards 3 and 1: wait_event orders the waiting queue after the recorded work without blocking,
+// and a retrieve queued behind it returns only when its bytes have landed.
+TEST_F(EntryPoints, WaitEventOrdersWithoutBlockingAndRetrieveLands) {
     void *buf = p.data_alloc(0, kBlock, nullptr, kAllocDefault);
+    ASSERT_NE(buf, nullptr);
+    ASSERT_EQ(p.data_submit(0, buf, std::vector<unsigned char>(kBlock, 0).data(), kBlock), kSuccess);
     void *event = nullptr;
     ASSERT_EQ(p.create_event(0, &event), kSuccess);
-    AsyncInfo producer, consumer;
-    void *args[] = {buf};
-    ptrdiff_t offsets[] = {0};
-    ASSERT_EQ(p.run_region_async(0, reinterpret_cast<void *>(slow_fill), args, offsets, 1, &producer),
-              kSuccess);
+    Gate gate;
+    AsyncInfo producer;
+    std::thread producing([&] {
+        void *args[] = {buf, &gate};
+        ptrdiff_t offsets[] = {0, 0};
+        EXPECT_EQ(p.run_region_async(0, reinterpret_cast<void *>(gated_fill), args, offsets, 2, &producer),
+                  kSuccess);
+    });
+    gate.wait_started(); // producer.queue was set before the region was queued
     ASSERT_EQ(p.record_event(0, event, &producer), kSuccess);
+
+    AsyncInfo consumer;
     const auto start = std::chrono::steady_clock::now();
     ASSERT_EQ(p.wait_event(0, event, &consumer), kSuccess);
-    EXPECT_LT(ms_since(start), 30.0) << "wait_event blocked";
+    EXPECT_LT(ms_since(start), 100.0) << "wait_event blocked";
     ASSERT_NE(consumer.queue, nullptr);
     std::vector<unsigned char> host(kBlock, 0);
-    ASSERT_EQ(p.data_retrieve_async(0, host.data(), buf, kBlock, &consumer), kSuccess);
-    EXPECT_EQ(host[kBlock / 2], 0xA5) << "the consumer ran before the recorded work";
+    std::atomic<bool> retrieved{false};
+    std::thread consuming([&] {
+        EXPECT_EQ(p.data_retrieve_async(0, host.data(), buf, kBlock, &consumer), kSuccess);
+        // Landed on return: libomptarget may rewrite parts of host[] right now.
+        EXPECT_EQ(host[0], 0xA5);
+        EXPECT_EQ(host[kBlock - 1], 0xA5);
+        retrieved.store(true);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    EXPECT_FALSE(retrieved.load()) << "the retrieve ran before the recorded region";
+    gate.open.store(true);
+    producing.join();
+    consuming.join();
+    EXPECT_TRUE(retrieved.load());
     EXPECT_EQ(p.synchronize(0, &consumer), kSuccess);
     EXPECT_EQ(p.synchronize(0, &producer), kSuccess);
     EXPECT_EQ(p.sync_event(0, event), kSuccess);
-    // Recording with nothing outstanding makes the event complete at once.
+
+    // Recording with nothing outstanding completes at once; waiting on it needs no queue.
     AsyncInfo idle;
     EXPECT_EQ(p.record_event(0, event, &idle), kSuccess);
     EXPECT_EQ(idle.queue, nullptr);
     EXPECT_EQ(p.wait_event(0, event, &idle), kSuccess);
-    EXPECT_EQ(idle.queue, nullptr) << "waiting on a complete event needs no queue";
+    EXPECT_EQ(idle.queue, nullptr);
     EXPECT_EQ(p.destroy_event(0, event), kSuccess);
     EXPECT_EQ(p.data_delete(0, buf), kSuccess);
 }
