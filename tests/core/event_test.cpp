@@ -348,3 +348,26 @@ TEST(QueueWaitEventAsync, ChainAcrossManyQueues) {
     ASSERT_EQ(kupl_event_wait(evs.back().get()), KUPL_OK);
     EXPECT_EQ(std::count(buf.begin(), buf.end(), stages), long(n));
 }
+
+TEST(EventRecord, CopyEventIsSubmittedUntilTheCopyRuns) {
+    Queue q = make_queue();
+    Gate gate;
+    ASSERT_EQ(gate.block(q.get()), KUPL_OK);
+    std::vector<unsigned char> src(100, 1), dst(100, 0);
+    Event e = make_event();
+    ASSERT_EQ(kupl_memcpy_async(dst.data(), src.data(), dst.size(), q.get(), e.get()), KUPL_OK);
+    EXPECT_EQ(kupl_event_query(e.get()), KUPL_EVENT_STATUS_SUBMITTED);
+    char why[16] = "x";
+    EXPECT_EQ(kuplx_event_get_error(e.get(), why, sizeof why), KUPL_OK) << "not complete yet is not an error";
+    EXPECT_STREQ(why, "");
+    gate.open();
+    ASSERT_EQ(kupl_event_wait(e.get()), KUPL_OK);
+    EXPECT_EQ(dst, src);
+}
+
+TEST(EventRecord, GetErrorOfANeverRecordedEventIsOk) {
+    Event e = make_event();
+    char why[16] = "x";
+    EXPECT_EQ(kuplx_event_get_error(e.get(), why, sizeof why), KUPL_OK);
+    EXPECT_STREQ(why, "");
+}

@@ -180,3 +180,20 @@ TEST_F(FaultInjection, ErrorMessageIsTruncatedToTheGivenSize) {
     EXPECT_EQ(small[4], 'z') << "wrote past size";
     EXPECT_EQ(small[5], 'z');
 }
+
+// An event recorded after a failed copy covers it, so its wait fails too.
+TEST_F(FaultInjection, EventRecordedAfterAFailedCopyReportsIt) {
+    Queue q = make_queue();
+    const size_t n = 1u << 20;
+    auto src = pattern(n, 7);
+    std::vector<unsigned char> dst(n, 0);
+    ASSERT_EQ(kuplx_inject_copy_faults(1), KUPL_OK);
+    ASSERT_EQ(kupl_memcpy_async(dst.data(), src.data(), n, q.get(), nullptr), KUPL_OK);
+    Event e = make_event();
+    ASSERT_EQ(kupl_event_record(e.get(), q.get()), KUPL_OK);
+    EXPECT_EQ(kupl_event_wait(e.get()), KUPL_ERROR);
+    char why[128] = "";
+    EXPECT_EQ(kuplx_event_get_error(e.get(), why, sizeof why), KUPL_ERROR);
+    EXPECT_GT(std::strlen(why), 0u);
+    EXPECT_EQ(kupl_queue_wait(q.get()), KUPL_ERROR);
+}

@@ -181,3 +181,37 @@ TEST(EngineInfo, ReflectsTheEnvironment) {
         EXPECT_EQ(info.num_executors, std::atoi(executors));
     }
 }
+
+TEST(Counters, EveryFieldIsMonotonicWhileWorkRuns) {
+    std::atomic<bool> stop{false};
+    std::atomic<int> rounds{0};
+    std::thread worker([&] {
+        Queue q = make_queue();
+        const size_t n = 1u << 20;
+        auto src = pattern(n, 13);
+        std::vector<unsigned char> dst(n);
+        while (!stop.load()) {
+            kupl_memcpy_async(dst.data(), src.data(), n, q.get(), nullptr);
+            kupl_memcpy_async(dst.data(), src.data(), 100, q.get(), nullptr);
+            submit_fn(q.get(), [] {});
+            kupl_queue_wait(q.get());
+            rounds.fetch_add(1);
+        }
+    });
+    kuplx_counters_t prev = counters();
+    for (int i = 0; i < scaled(2000) || rounds.load() < 20; ++i) {
+        kuplx_counters_t now = counters();
+        ASSERT_GE(now.copies_submitted, prev.copies_submitted);
+        ASSERT_GE(now.copies_inline, prev.copies_inline);
+        ASSERT_GE(now.copies_failed, prev.copies_failed);
+        ASSERT_GE(now.bytes_copied, prev.bytes_copied);
+        ASSERT_GE(now.pieces_executed, prev.pieces_executed);
+        ASSERT_GE(now.host_items, prev.host_items);
+        ASSERT_GE(now.worker_parks, prev.worker_parks);
+        ASSERT_GE(now.worker_wakes, prev.worker_wakes);
+        prev = now;
+    }
+    stop = true;
+    worker.join();
+    EXPECT_GT(counters().copies_submitted, 0u);
+}

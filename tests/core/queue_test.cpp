@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <mutex>
+#include <set>
 
 using namespace kupl_test;
 
@@ -386,4 +388,54 @@ TEST(NullQueue, Async2DCopiesComplete) {
         for (size_t c = width; c < dpitch; ++c)
             ASSERT_EQ(dst[r * dpitch + c], 0) << "row " << r << " gap byte " << c;
     }
+}
+
+// Items run on the runtime's pool of executors: never on the submitting thread of an
+// ordinary queue, and on no more threads than there are executors.
+TEST(QueueSubmit, ItemsRunOnThePoolOfExecutors) {
+    kuplx_engine_info_t info = engine_info();
+    std::mutex m;
+    std::set<std::thread::id> ran_on;
+    std::vector<Queue> queues;
+    for (int i = 0; i < 16; ++i)
+        queues.push_back(make_queue());
+    for (int round = 0; round < 8; ++round)
+        for (auto &q : queues)
+            ASSERT_EQ(submit_fn(q.get(),
+                                [&] {
+                                    std::lock_guard<std::mutex> lock(m);
+                                    ran_on.insert(std::this_thread::get_id());
+                                }),
+                      KUPL_OK);
+    for (auto &q : queues)
+        ASSERT_EQ(kupl_queue_wait(q.get()), KUPL_OK);
+    EXPECT_EQ(ran_on.count(std::this_thread::get_id()), 0u) << "an item ran on the submitting thread";
+    EXPECT_LE(ran_on.size(), size_t(info.num_executors)) << "more item threads than executors";
+}
+
+// Small async copies with nothing ahead run on the caller (kuplx_counters copies_inline);
+// behind other work they wait their turn.
+TEST(QueueOrder, SmallCopyRunsInlineOnlyWhenNothingIsAhead) {
+    kuplx_engine_info_t info = engine_info();
+    if (info.inline_threshold < 2)
+        GTEST_SKIP() << "inline copies disabled";
+    const size_t n = info.inline_threshold / 2;
+    auto src = pattern(n, 21);
+    std::vector<unsigned char> dst(n, 0);
+    Queue q = make_queue();
+    kuplx_counters_t before = counters();
+    ASSERT_EQ(kupl_memcpy_async(dst.data(), src.data(), n, q.get(), nullptr), KUPL_OK);
+    EXPECT_EQ(counters().copies_inline - before.copies_inline, 1u);
+    EXPECT_EQ(dst, src) << "an inline copy is done when the call returns";
+
+    Gate gate;
+    ASSERT_EQ(gate.block(q.get()), KUPL_OK);
+    std::vector<unsigned char> dst2(n, 0);
+    before = counters();
+    ASSERT_EQ(kupl_memcpy_async(dst2.data(), src.data(), n, q.get(), nullptr), KUPL_OK);
+    EXPECT_EQ(counters().copies_inline - before.copies_inline, 0u) << "a copy behind work ran inline";
+    EXPECT_FALSE(gate.finished());
+    gate.open();
+    ASSERT_EQ(kupl_queue_wait(q.get()), KUPL_OK);
+    EXPECT_EQ(dst2, src);
 }
