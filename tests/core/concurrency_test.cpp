@@ -131,3 +131,72 @@ TEST(Concurrency, ManySmallCopiesOutstandingThenOneWait) {
     ASSERT_EQ(kupl_queue_wait(q.get()), KUPL_OK);
     EXPECT_EQ(first_difference(dst.data(), src.data(), count * sizeof(uint64_t)), SIZE_MAX);
 }
+
+// kupl_queue_wait covers everything enqueued before the call, also when other
+// threads keep submitting to and waiting on the same queue.
+TEST(Concurrency, SharedQueueSubmitAndWaitFromManyThreads) {
+    Queue q = make_queue();
+    const size_t n = 100u << 10;
+    std::atomic<int> broken{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            std::vector<unsigned char> src = pattern(n, t), dst(n);
+            for (int i = 0; i < scaled(200); ++i) {
+                src[0] = static_cast<unsigned char>(i);
+                std::fill(dst.begin(), dst.end(), 0);
+                if (kupl_memcpy_async(dst.data(), src.data(), n, q.get(), nullptr) != KUPL_OK ||
+                    kupl_queue_wait(q.get()) != KUPL_OK || dst != src)
+                    broken.fetch_add(1);
+            }
+        });
+    for (auto &t : threads)
+        t.join();
+    EXPECT_EQ(broken.load(), 0);
+}
+
+// Two queues hand a token back and forth through events: every step's item runs
+// strictly after the other queue's previous step. A lost wake-up hangs (ctest timeout).
+TEST(Concurrency, PingPongAcrossQueues) {
+    const int steps = scaled(4000);
+    Queue qs[2] = {make_queue(), make_queue()};
+    std::vector<Event> events;
+    for (int i = 0; i < steps; ++i)
+        events.push_back(make_event());
+    std::atomic<int> next{0}, out_of_order{0};
+    for (int i = 0; i < steps; ++i) {
+        kupl_queue_h q = qs[i % 2].get();
+        if (i > 0) {
+            ASSERT_EQ(kuplx_queue_wait_event_async(q, events[i - 1].get()), KUPL_OK);
+        }
+        ASSERT_EQ(submit_fn(q,
+                            [&, i] {
+                                if (next.load() != i)
+                                    out_of_order.fetch_add(1);
+                                next.store(i + 1);
+                            }),
+                  KUPL_OK);
+        ASSERT_EQ(kupl_event_record(events[i].get(), q), KUPL_OK);
+    }
+    ASSERT_EQ(kupl_event_wait(events.back().get()), KUPL_OK);
+    EXPECT_EQ(next.load(), steps);
+    EXPECT_EQ(out_of_order.load(), 0);
+}
+
+// Many live queues, each with pending copies that go through the channels.
+TEST(Concurrency, AThousandQueuesWithPendingCopies) {
+    const int count = scaled(1000);
+    const size_t n = std::max<size_t>(engine_info().inline_threshold * 2, 4096);
+    auto src = pattern(n, 3);
+    std::vector<Queue> queues;
+    std::vector<std::vector<unsigned char>> dsts(count, std::vector<unsigned char>(n, 0));
+    for (int i = 0; i < count; ++i) {
+        queues.push_back(make_queue());
+        ASSERT_NE(queues.back(), nullptr) << i;
+        ASSERT_EQ(kupl_memcpy_async(dsts[i].data(), src.data(), n, queues.back().get(), nullptr), KUPL_OK);
+    }
+    for (int i = 0; i < count; ++i) {
+        ASSERT_EQ(kupl_queue_wait(queues[i].get()), KUPL_OK) << i;
+        ASSERT_EQ(dsts[i], src) << i;
+    }
+}

@@ -268,6 +268,9 @@ TEST(QueueAcquire, SyncQueueRunsItemsAndCopiesInline) {
     EXPECT_EQ(kupl_event_query(e.get()), KUPL_EVENT_STATUS_COMPLETE);
     EXPECT_EQ(kupl_event_wait(e.get()), KUPL_OK);
     EXPECT_EQ(kupl_queue_wait(sync), KUPL_OK);
+    // Nothing is ever pending on it: a record there is complete at once.
+    ASSERT_EQ(kupl_event_record(e.get(), sync), KUPL_OK);
+    EXPECT_EQ(kupl_event_query(e.get()), KUPL_EVENT_STATUS_COMPLETE);
 }
 
 TEST(QueueAcquire, WaitAllWaitsForEveryAcquiredQueue) {
