@@ -8,6 +8,7 @@
  * Usage: seed_overlap [MiB to copy, default 128]. Exit status 1 if a result is wrong.
  */
 #include "kupl.h"
+#include "kupl_ext.h" /* only for the engine description line */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,10 @@ int main(int argc, char **argv) {
     double tc = median(copy_alone, REPEATS), tk = median(compute_alone, REPEATS),
            tt = median(together, REPEATS);
     printf("kupl seed example: copy %zu MiB A->B on queue 1 while a compute item runs on queue 2\n", mib);
+    kuplx_engine_info_t info;
+    if (kuplx_get_engine_info(&info) == KUPL_OK)
+        printf("  (%d cores; %s copy engine, %d channel(s); %d executor(s) for queue items)\n",
+               info.num_cores, info.backend, info.num_channels, info.num_executors);
     printf("  copy alone       : %8.2f ms  (%.1f GB/s)\n", tc * 1e3, (double)bytes / tc / 1e9);
     printf("  compute alone    : %8.2f ms  (%d passes over %d KiB)\n", tk * 1e3, args.passes,
            (int)(COMPUTE_DOUBLES * sizeof(double) / 1024));
