@@ -27,7 +27,7 @@ const Config &config() {
         Config k;
         k.disabled = flag("KUPL_MPI_DISABLE");
         k.force = flag("KUPL_MPI_FORCE");
-        k.p2p = flag("KUPL_MPI_P2P");
+        k.p2p = number("KUPL_MPI_P2P", 1) != 0;
         k.min_bytes = number("KUPL_MPI_MIN_BYTES", 1024);
         k.engine_bytes = number("KUPL_MPI_ENGINE_BYTES", size_t(1) << 20);
         return k;

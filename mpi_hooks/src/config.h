@@ -8,7 +8,7 @@ namespace kupl_mpi {
 struct Config {
     bool disabled = false;   // KUPL_MPI_DISABLE=1: pass everything straight through
     bool force = false;      // KUPL_MPI_FORCE=1: accelerate every eligible message (tests)
-    bool p2p = false;        // KUPL_MPI_P2P=1: stage point-to-point messages too (see cost_model.cc)
+    bool p2p = true;         // KUPL_MPI_P2P=0: never stage point-to-point messages (see cost_model.cc)
     size_t min_bytes = 0;    // KUPL_MPI_MIN_BYTES: smaller messages fall back
     size_t engine_bytes = 0; // KUPL_MPI_ENGINE_BYTES: from this size copies go to KUPL channels
 };

@@ -9,16 +9,22 @@ namespace {
 // benchmarks/mpi and mpi_hooks/README.md):
 //  - MPI_Pack of layouts that stay in the caches (span <= a few MiB): kupl's row
 //    kernels beat Open MPI's convertor: 2.2x for a 512-row column, 1.1-1.6x for
-//    64 B blocks, 1.2-1.3x for 512 B blocks.
+//    64 B blocks, 1.0-1.3x for 512 B blocks.
 //  - Layouts spread over large matrices (span >> the caches) are bound by a cache
 //    and TLB miss per row; there kupl_memcpy2d is 0.6-0.85x of Open MPI for rows
-//    under 512 B, about even for 512 B rows, and only wins (1.2-1.5x) when the copy is
-//    big enough to split across KUPL's channels with a core to spare.
-//  - Point to point: staging (pack, contiguous send, unpack) is at best even with
-//    Open MPI's own pipeline on one node (halo exchange: 0.97-1.04x of hand-packing
-//    and of Open MPI), and ping-pong is 0.5-0.9x, so messages stay with Open MPI
-//    unless KUPL_MPI_P2P=1 asks for staging.
+//    under 512 B, about even for 512 B rows, and only wins (up to 1.4x) when the
+//    copy is big enough to split across KUPL's channels with a core to spare.
+//  - Point to point (pack, send as a two-block wire type, unpack): narrow rows win
+//    while the grid stays near the caches — ping-pong of 8 B columns 1.2-1.4x for
+//    1-16 KiB, halo exchanges 0.88-0.97x of Open MPI's time for 8 B and 32 B rows.
+//    Rows of 64 B and more lose (0.3-0.95x): Open MPI's convertor is already
+//    memcpy-bound there and its two-core pipeline beats pack-send-unpack; so do
+//    grids spread over more than ~12 MiB (0.05-0.35x: a TLB miss per row, paid
+//    twice) and messages over 64 KiB.
 constexpr MPI_Count kCacheFriendlySpan = MPI_Count(4) << 20;
+constexpr size_t kP2pMaxWidth = 32;
+constexpr size_t kP2pMaxBytes = size_t(64) << 10;
+constexpr MPI_Count kP2pMaxSpan = MPI_Count(12) << 20;
 
 /** Bytes between the first and the last byte the layout touches. */
 MPI_Count span_of(const StridedLayout &l) {
@@ -34,8 +40,9 @@ bool worth_accelerating(Use use, const StridedLayout &message, size_t min_bytes)
     const size_t bytes = static_cast<size_t>(message.packed_bytes());
     if (bytes < min_bytes)
         return false;
-    if ((use == Use::Send || use == Use::Recv) && !config().p2p)
-        return false;
+    if (use == Use::Send || use == Use::Recv)
+        return config().p2p && message.width <= kP2pMaxWidth && bytes <= kP2pMaxBytes &&
+               span_of(message) <= kP2pMaxSpan;
     return span_of(message) <= kCacheFriendlySpan || bytes >= config().engine_bytes;
 }
 

@@ -4,6 +4,7 @@
 #include "cost_model.h"
 #include "node_map.h"
 #include "type_cache.h"
+#include "wire_format.h"
 
 #include <kupl_ext.h>
 
@@ -87,6 +88,15 @@ bool plan(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm c
     out->wire_type = l.leaf;
     out->wire_count = static_cast<int>(leaves);
     out->bytes = static_cast<size_t>(bytes);
+    out->gap = 0;
+    if ((use == Use::Send || use == Use::Recv) && leaves >= 2) {
+        MPI_Datatype wire = gapped_wire_type(l.leaf, static_cast<int>(leaves));
+        if (wire != MPI_DATATYPE_NULL) {
+            out->wire_type = wire;
+            out->wire_count = 1;
+            out->gap = l.leaf_size;
+        }
+    }
     return true;
 }
 

@@ -12,9 +12,10 @@ namespace kupl_mpi {
 /** An accelerated message: where its grid is and how it travels packed. */
 struct Plan {
     Placement where;
-    MPI_Datatype wire_type = MPI_DATATYPE_NULL; // the leaf type
-    int wire_count = 0;                         // leaves in the message
+    MPI_Datatype wire_type = MPI_DATATYPE_NULL; // how the staged bytes travel (see wire_format.h)
+    int wire_count = 0;                         // elements of wire_type in the message
     size_t bytes = 0;                           // packed bytes
+    size_t gap = 0;                             // staging gap after leaf 0 (0: plain leaves)
 };
 
 /** What the message is used for; the cost model differs. */

@@ -1,6 +1,7 @@
 #include "request_table.h"
 
 #include "stats.h"
+#include "wire_format.h"
 
 #include <algorithm>
 #include <atomic>
@@ -82,7 +83,7 @@ void settle(int n, const MPI_Request *after, OpPtr *ops, const char *done, const
             // A truncated message's status counts all it carried; only the buffer's worth arrived.
             const MPI_Count bytes = std::min<MPI_Count>(received_bytes(statuses[i]), op->plan.bytes);
             if (bytes > 0) {
-                batch.unpack(op->staging.data(), static_cast<size_t>(bytes), op->plan.where);
+                stage_unpack(batch, op->plan, op->staging.data(), static_cast<size_t>(bytes));
                 stats_accelerated(Accel::Recv, static_cast<uint64_t>(bytes));
             }
         }

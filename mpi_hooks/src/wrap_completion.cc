@@ -4,6 +4,7 @@
 // request is completed by one thread at a time, so nobody else can miss them)
 // and settled after: received data unpacked, staging buffers released.
 #include "request_table.h"
+#include "wire_format.h"
 
 #include <mpi.h>
 
@@ -245,7 +246,7 @@ int MPI_Start(MPI_Request *request) {
         op->delivered = false;
     } else {
         CopyBatch batch;
-        batch.pack(op->plan.where, op->staging.data());
+        stage_pack(batch, op->plan, op->staging.data());
         batch.wait();
         stats_accelerated(Accel::Persistent, op->plan.bytes);
     }
@@ -266,7 +267,7 @@ int MPI_Startall(int count, MPI_Request requests[]) {
             if (op->is_recv) {
                 op->delivered = false;
             } else {
-                batch.pack(op->plan.where, op->staging.data());
+                stage_pack(batch, op->plan, op->staging.data());
                 stats_accelerated(Accel::Persistent, op->plan.bytes);
             }
         }

@@ -4,6 +4,7 @@
 #include "request_table.h"
 #include "staging_pool.h"
 #include "type_cache.h"
+#include "wire_format.h"
 
 #include <mpi.h>
 
@@ -33,6 +34,7 @@ int MPI_Finalize(void) {
         stats_print(rank);
     }
     node_map_finalize();
+    wire_types_release();
     staging_pool_trim();
     return PMPI_Finalize();
 }

@@ -7,6 +7,7 @@
 // itself would send, so peers may use any layout of the same signature.
 #include "node_map.h"
 #include "request_table.h"
+#include "wire_format.h"
 
 #include <mpi.h>
 
@@ -20,11 +21,11 @@ using NonblockingSend = int (*)(const void *, int, MPI_Datatype, int, int, MPI_C
 
 /** Packs plan's grid into a fresh staging buffer; false if no memory. */
 bool stage_send(const Plan &p, StagingBuffer *staging) {
-    *staging = StagingBuffer(p.bytes);
+    *staging = StagingBuffer(staging_size(p));
     if (!*staging)
         return false;
     CopyBatch batch;
-    batch.pack(p.where, staging->data());
+    stage_pack(batch, p, staging->data());
     batch.wait();
     stats_accelerated(Accel::Send, p.bytes);
     return true;
@@ -48,7 +49,7 @@ int nonblocking_send(NonblockingSend send, bool persistent, const void *buf, int
     op->plan = p;
     op->persistent = persistent;
     // A persistent send packs at every MPI_Start, not now.
-    if (persistent ? !(op->staging = StagingBuffer(p.bytes)) : !stage_send(p, &op->staging))
+    if (persistent ? !(op->staging = StagingBuffer(staging_size(p))) : !stage_send(p, &op->staging))
         return send(buf, count, type, dest, tag, comm, request);
     int rc = send(op->staging.data(), p.wire_count, p.wire_type, dest, tag, comm, request);
     if (rc == MPI_SUCCESS)
@@ -67,7 +68,7 @@ int nonblocking_recv(NonblockingRecv recv, bool persistent, void *buf, int count
     op->plan = p;
     op->is_recv = true;
     op->persistent = persistent;
-    op->staging = StagingBuffer(p.bytes);
+    op->staging = StagingBuffer(staging_size(p));
     if (!op->staging)
         return recv(buf, count, type, source, tag, comm, request);
     int rc = recv(op->staging.data(), p.wire_count, p.wire_type, source, tag, comm, request);
@@ -101,7 +102,7 @@ void deliver(int rc, const Plan &p, const StagingBuffer &staging, const MPI_Stat
     // A truncated message's status counts all it carried; only the buffer's worth arrived.
     bytes = std::min<MPI_Count>(bytes, static_cast<MPI_Count>(p.bytes));
     CopyBatch batch;
-    batch.unpack(staging.data(), static_cast<size_t>(bytes), p.where);
+    stage_unpack(batch, p, staging.data(), static_cast<size_t>(bytes));
     batch.wait();
     stats_accelerated(Accel::Recv, static_cast<uint64_t>(bytes));
 }
@@ -169,7 +170,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
         requests_reap(false); // see deliver()
         return rc;
     }
-    StagingBuffer staging(p.bytes);
+    StagingBuffer staging(staging_size(p));
     if (!staging)
         return PMPI_Recv(buf, count, type, source, tag, comm, status);
     MPI_Status st = empty_status();
@@ -193,7 +194,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
     if (!message || *message == MPI_MESSAGE_NULL || *message == MPI_MESSAGE_NO_PROC ||
         !plan_or_count(Use::Unpack, buf, count, type, MPI_COMM_NULL, 0, &p))
         return PMPI_Mrecv(buf, count, type, message, status);
-    StagingBuffer staging(p.bytes);
+    StagingBuffer staging(staging_size(p));
     if (!staging)
         return PMPI_Mrecv(buf, count, type, message, status);
     MPI_Status st = empty_status();
@@ -210,7 +211,7 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MP
     auto op = std::make_unique<PendingOp>();
     op->plan = p;
     op->is_recv = true;
-    op->staging = StagingBuffer(p.bytes);
+    op->staging = StagingBuffer(staging_size(p));
     if (!op->staging)
         return PMPI_Imrecv(buf, count, type, message, request);
     int rc = PMPI_Imrecv(op->staging.data(), p.wire_count, p.wire_type, message, request);
@@ -227,7 +228,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     const bool send_fast =
         plan_or_count(Use::Send, sendbuf, sendcount, sendtype, comm, dest, &sp) && stage_send(sp, &sstage);
     const bool recv_fast = plan_or_count(Use::Recv, recvbuf, recvcount, recvtype, comm, source, &rp) &&
-                           (rstage = StagingBuffer(rp.bytes));
+                           (rstage = StagingBuffer(staging_size(rp)));
     MPI_Status st = empty_status();
     int rc = PMPI_Sendrecv(send_fast ? sstage.data() : sendbuf, send_fast ? sp.wire_count : sendcount,
                            send_fast ? sp.wire_type : sendtype, dest, sendtag,
