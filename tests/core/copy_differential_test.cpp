@@ -354,3 +354,18 @@ TEST_F(Differential, ManyInFlightAcrossQueues) {
     }
     run_batch(batch, 0);
 }
+
+// Zero bytes, zero rows or zero-width rows: valid calls that change nothing (and
+// still complete their event).
+TEST_F(Differential, EmptyCopiesChangeNothing) {
+    std::vector<std::unique_ptr<CopyCase>> batch;
+    for (int m = 0; m < 4; ++m) {
+        batch.push_back(
+            std::make_unique<CopyCase>(Shape{false, 0, 1, 0, 0, 3, 5}, Mode(m), queues_[0].get(), 1));
+        batch.push_back(
+            std::make_unique<CopyCase>(Shape{true, 0, 10, 16, 16, 1, 2}, Mode(m), queues_[1].get(), 2));
+        batch.push_back(
+            std::make_unique<CopyCase>(Shape{true, 16, 0, 16, 16, 4, 0}, Mode(m), queues_[2].get(), 3));
+    }
+    run_batch(batch, 0);
+}
