@@ -1,7 +1,9 @@
 #include "device.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <kupl_ext.h>
@@ -18,17 +20,32 @@ int32_t status(bool ok) {
     return ok ? kOffloadSuccess : kOffloadFail;
 }
 
-// Copies this small with nothing outstanding are done by the caller with memcpy: KUPL would do
-// the same on the calling thread, and its bookkeeping costs more than such a copy.
-constexpr int64_t kDirectCopyBytes = 4096;
+/// Copies smaller than this, with nothing outstanding, are done by the calling thread with
+/// memcpy: KUPL's own kupl_memcpy copies them on the caller too (below its "sync threshold"),
+/// so going through it would only add its bookkeeping. 0 until init() reads the engine.
+std::atomic<int64_t> g_direct_copy_bytes{0};
 
-/// A copy that needs no ordering: on the caller for tiny sizes, else by the KUPL engine.
+/// A copy that needs no ordering: on the caller below the threshold, else by the KUPL engine.
 int32_t copy_now(void *dst, const void *src, int64_t size) {
-    if (size <= kDirectCopyBytes) {
+    if (size < g_direct_copy_bytes.load(std::memory_order_relaxed)) {
         memcpy(dst, src, static_cast<size_t>(size));
         return kOffloadSuccess;
     }
     return status(kupl_memcpy(dst, src, static_cast<size_t>(size)) == KUPL_OK);
+}
+
+/// KUPL_OMP_DIRECT_COPY_BYTES, else the engine's synchronous-copy threshold.
+int64_t direct_copy_threshold() {
+    if (const char *text = getenv("KUPL_OMP_DIRECT_COPY_BYTES")) {
+        char *end = nullptr;
+        const long long value = strtoll(text, &end, 10);
+        if (*text && *end == '\0' && value >= 0)
+            return value;
+        report_error("KUPL_OMP_DIRECT_COPY_BYTES='%s' is not a byte count; using the engine's threshold",
+                     text);
+    }
+    kuplx_engine_info_t engine{};
+    return kuplx_get_engine_info(&engine) == KUPL_OK ? static_cast<int64_t>(engine.sync_threshold) : 0;
 }
 
 bool copy_args_ok(const void *dst, const void *src, int64_t size, int device, const char *what) {
@@ -67,6 +84,11 @@ Device::Device(int id, int node, const NumaTopology &topology)
     : id_(id), node_(node), topology_(topology), memory_(topology, node) {}
 
 bool Device::init() {
+    static const bool threshold_read = [] {
+        g_direct_copy_bytes.store(direct_copy_threshold());
+        return true;
+    }();
+    (void)threshold_read;
     std::lock_guard<std::mutex> lock(queues_mutex_);
     if (!reaper_ && !(reaper_ = kupl_queue_create())) {
         report_error("device %d: kupl_queue_create failed", id_);
@@ -90,12 +112,12 @@ __tgt_target_table *Device::load(const __tgt_device_image *image) {
     return const_cast<__tgt_target_table *>(table);
 }
 
-void *Device::allocate(int64_t size, int32_t kind) {
+void *Device::allocate(int64_t size, int32_t kind, const void *host_ptr) {
     if (size < 0) {
         report_error("device %d: allocation of %lld bytes refused", id_, static_cast<long long>(size));
         return nullptr;
     }
-    return memory_.allocate(static_cast<size_t>(size), kind, id_);
+    return memory_.allocate(static_cast<size_t>(size), kind, host_ptr, id_);
 }
 
 int32_t Device::deallocate(void *ptr) {
@@ -196,8 +218,10 @@ int32_t Device::submit(void *device_dst, const void *host_src, int64_t size, __t
         return kOffloadFail;
     if (size == 0)
         return kOffloadSuccess;
-    report_info(kInfoDataTransfer, id_, "copy %lld bytes host %p -> device %p%s",
-                static_cast<long long>(size), host_src, device_dst, info && info->Queue ? " (queued)" : "");
+    if (info_enabled(kInfoDataTransfer))
+        report_info(kInfoDataTransfer, id_, "copy %lld bytes host %p -> device %p%s",
+                    static_cast<long long>(size), host_src, device_dst,
+                    info && info->Queue ? " (queued)" : "");
     // Nothing outstanding in this construct: the copy needs no ordering, do it now.
     if (!info || !info->Queue)
         return copy_now(device_dst, host_src, size);
@@ -210,8 +234,10 @@ int32_t Device::retrieve(void *host_dst, const void *device_src, int64_t size, _
         return kOffloadFail;
     if (size == 0)
         return kOffloadSuccess;
-    report_info(kInfoDataTransfer, id_, "copy %lld bytes device %p -> host %p%s",
-                static_cast<long long>(size), device_src, host_dst, info && info->Queue ? " (queued)" : "");
+    if (info_enabled(kInfoDataTransfer))
+        report_info(kInfoDataTransfer, id_, "copy %lld bytes device %p -> host %p%s",
+                    static_cast<long long>(size), device_src, host_dst,
+                    info && info->Queue ? " (queued)" : "");
     if (!info || !info->Queue)
         return copy_now(host_dst, device_src, size);
     // libomptarget rewrites host pointers inside the destination right after this returns

@@ -44,7 +44,7 @@ class Device {
     bool init();
     __tgt_target_table *load(const __tgt_device_image *image);
 
-    void *allocate(int64_t size, int32_t kind);
+    void *allocate(int64_t size, int32_t kind, const void *host_ptr);
     int32_t deallocate(void *ptr);
 
     /// info may be null (synchronous call).

@@ -1,5 +1,6 @@
 #include "device_memory.h"
 
+#include <cstdint>
 #include <cstdlib>
 
 #include <kupl.h>
@@ -21,39 +22,47 @@ void *aligned_malloc(size_t size) {
 }
 } // namespace
 
-void *DeviceMemory::allocate(size_t size, int32_t kind, int device) {
+void *DeviceMemory::allocate(size_t size, int32_t kind, const void *host_ptr, int device) {
     if (size == 0)
         size = 1; // libomptarget expects a distinct non-null pointer for empty sections
+    // Same offset within a cache line as the host data (0 for omp_target_alloc).
+    const size_t offset = reinterpret_cast<uintptr_t>(host_ptr) % kAlignment;
+    if (size > SIZE_MAX - offset) {
+        report_error("device %d: cannot allocate %zu bytes", device, size);
+        return nullptr;
+    }
     Allocation block;
-    block.size = size;
+    block.size = size + offset;
+    size = block.size;
     switch (kind) {
     case kAllocDevice:
     case kAllocDefault:
         if (topology_.num_nodes() == 1 && size < kSmallBlock) {
-            block.ptr = aligned_malloc(size);
+            block.base = aligned_malloc(size);
         } else {
             block.source = Allocation::Source::Bound;
-            block.ptr = topology_.alloc_bound(size, node_);
+            block.base = topology_.alloc_bound(size, node_);
         }
         break;
     case kAllocHost:
         block.source = Allocation::Source::Pinned;
-        block.ptr = kupl_malloc(KUPL_MEM_DEFAULT, size);
-        block.locked = block.ptr && kupl_mlock(block.ptr, size) == KUPL_OK;
-        if (block.ptr && !block.locked)
+        block.base = kupl_malloc(KUPL_MEM_DEFAULT, size);
+        block.locked = block.base && kupl_mlock(block.base, size) == KUPL_OK;
+        if (block.base && !block.locked)
             report_info(kInfoDataTransfer, device, "host allocation of %zu bytes could not be pinned", size);
         break;
     case kAllocShared:
-        block.ptr = aligned_malloc(size);
+        block.base = aligned_malloc(size);
         break;
     default:
         report_error("device %d: unknown allocation kind %d", device, kind);
         return nullptr;
     }
-    if (!block.ptr) {
+    if (!block.base) {
         report_error("device %d: cannot allocate %zu bytes (kind %d)", device, size, kind);
         return nullptr;
     }
+    block.ptr = static_cast<char *>(block.base) + offset;
     std::lock_guard<std::mutex> lock(mutex_);
     live_[block.ptr] = block;
     return block.ptr;
@@ -72,15 +81,15 @@ bool DeviceMemory::take(void *ptr, Allocation *out) {
 void DeviceMemory::release(const Allocation &block) const {
     switch (block.source) {
     case Allocation::Source::Malloc:
-        free(block.ptr);
+        free(block.base);
         break;
     case Allocation::Source::Bound:
-        topology_.free_bound(block.ptr, block.size);
+        topology_.free_bound(block.base, block.size);
         break;
     case Allocation::Source::Pinned:
         if (block.locked)
-            kupl_munlock(block.ptr, block.size);
-        kupl_free(KUPL_MEM_DEFAULT, block.ptr);
+            kupl_munlock(block.base, block.size);
+        kupl_free(KUPL_MEM_DEFAULT, block.base);
         break;
     }
 }

@@ -4,6 +4,8 @@
 //   host:           page-aligned host memory pinned with kupl_mlock (unpinned if the limit forbids);
 //   shared:         ordinary host memory, placed by first touch.
 // Every live block is tracked, so a delete of an unknown pointer is refused, not freed.
+// A block mapped for host data starts at the same offset within a cache line as that data, so
+// that copies between them keep source and destination equally aligned (memcpy is faster).
 #pragma once
 
 #include <cstddef>
@@ -16,8 +18,9 @@ namespace kupl_omp {
 class NumaTopology;
 
 struct Allocation {
-    void *ptr = nullptr;
-    size_t size = 0;
+    void *base = nullptr; ///< what the allocator returned
+    void *ptr = nullptr;  ///< what the device hands out: base + offset
+    size_t size = 0;      ///< bytes allocated at base
     enum class Source { Malloc, Bound, Pinned } source = Source::Malloc;
     bool locked = false; ///< Pinned only: whether kupl_mlock succeeded
 };
@@ -26,8 +29,9 @@ class DeviceMemory {
   public:
     DeviceMemory(const NumaTopology &topology, int node) : topology_(topology), node_(node) {}
 
-    /// NULL on failure (and a message). kind is a TargetAllocKind.
-    void *allocate(size_t size, int32_t kind, int device);
+    /// NULL on failure (and a message). kind is a TargetAllocKind; host_ptr (may be NULL) is
+    /// the host data the block will mirror.
+    void *allocate(size_t size, int32_t kind, const void *host_ptr, int device);
     /// Removes ptr from the live set; false if it is not a live block of this device.
     bool take(void *ptr, Allocation *out);
     /// Returns a taken block to the system.

@@ -7,7 +7,6 @@
 
 namespace kupl_omp {
 namespace {
-std::atomic<uint32_t> g_info_level{0};
 
 void vprint(const char *prefix, int device, const char *format, va_list args) {
     char line[1024];
@@ -34,10 +33,6 @@ void init_info_level_from_env() {
 
 void set_info_level(uint32_t level) {
     g_info_level.store(level);
-}
-
-bool info_enabled(uint32_t bits) {
-    return (g_info_level.load(std::memory_order_relaxed) & bits) != 0;
 }
 
 void report_error(const char *format, ...) {

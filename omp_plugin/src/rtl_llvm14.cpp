@@ -59,9 +59,9 @@ KUPL_OMP_EXPORT __tgt_target_table *__tgt_rtl_load_binary(int32_t id, __tgt_devi
     return device ? device->load(image) : nullptr;
 }
 
-KUPL_OMP_EXPORT void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void * /*host_ptr*/, int32_t kind) {
+KUPL_OMP_EXPORT void *__tgt_rtl_data_alloc(int32_t id, int64_t size, void *host_ptr, int32_t kind) {
     Device *device = device_or_null(id, "data_alloc");
-    return device ? device->allocate(size, kind) : nullptr;
+    return device ? device->allocate(size, kind, host_ptr) : nullptr;
 }
 
 KUPL_OMP_EXPORT int32_t __tgt_rtl_data_delete(int32_t id, void *target_ptr) {
