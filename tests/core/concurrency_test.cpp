@@ -35,7 +35,9 @@ TEST(Concurrency, DestroyQueueWhileOtherThreadsSubmit) {
             }
         });
     go = true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    auto t0 = std::chrono::steady_clock::now(); // let every thread get some copies in first
+    while (accepted.load() < 40 && seconds_since(t0) < 10)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     kupl_queue_destroy(q);
     for (auto &t : threads)
         t.join();
