@@ -25,10 +25,6 @@ struct FaultInjection : ::testing::Test {
     kuplx_engine_info_t info{};
 };
 
-bool all_zero(const std::vector<unsigned char> &v) {
-    return std::count(v.begin(), v.end(), 0) == long(v.size());
-}
-
 } // namespace
 
 TEST_F(FaultInjection, EventWaiterGetsErrorWithReasonAndNothingIsWritten) {
@@ -195,5 +191,6 @@ TEST_F(FaultInjection, EventRecordedAfterAFailedCopyReportsIt) {
     char why[128] = "";
     EXPECT_EQ(kuplx_event_get_error(e.get(), why, sizeof why), KUPL_ERROR);
     EXPECT_GT(std::strlen(why), 0u);
+    EXPECT_TRUE(all_zero(dst));
     EXPECT_EQ(kupl_queue_wait(q.get()), KUPL_ERROR);
 }

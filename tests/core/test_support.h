@@ -7,6 +7,7 @@
 #include "kupl.h"
 #include "kupl_ext.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -80,6 +81,11 @@ inline uint64_t checksum(const void *buf, size_t n) {
     for (size_t i = 0; i < n; ++i)
         h = (h ^ p[i]) * 1099511628211ull;
     return h;
+}
+
+// True if no byte of v was written (v started all zero).
+inline bool all_zero(const std::vector<unsigned char> &v) {
+    return std::all_of(v.begin(), v.end(), [](unsigned char b) { return b == 0; });
 }
 
 // Index of the first differing byte, or SIZE_MAX if equal.
