@@ -7,6 +7,7 @@
 #include "kupl_ext.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "c_api_check.h"
@@ -96,4 +97,11 @@ int kupl_c_api_check(void) {
     bool ok = kupl_memcpy(NULL, NULL, 0) == KUPL_OK;
     CHECK(ok);
     return 0;
+}
+
+kupl_c_layout_t kupl_c_layout(void) {
+    kupl_c_layout_t layout = {sizeof(kupl_queue_item_desc_t), offsetof(kupl_queue_item_desc_t, args_size),
+                              sizeof(kupl_version_t),         sizeof(kuplx_engine_info_t),
+                              sizeof(kuplx_counters_t),       sizeof(kupl_mem_kind_t)};
+    return layout;
 }
