@@ -1,12 +1,12 @@
-/* The C-compiled API walk-through (c_api_check.c). */
+/* The C-compiled API walk-through and struct layouts (c_api_check.c). */
 #ifndef KUPL_TESTS_CORE_C_API_CHECK_H
 #define KUPL_TESTS_CORE_C_API_CHECK_H
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#include <stddef.h>
 
 /** Returns 0 if every step worked, else the source line of the first failed step. */
 int kupl_c_api_check(void);
