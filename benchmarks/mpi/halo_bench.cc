@@ -8,6 +8,7 @@
 #include "bench_util.h"
 
 #include <chrono>
+#include <random>
 
 namespace {
 
@@ -105,14 +106,22 @@ int main(int argc, char **argv) {
         MPI_Type_vector(g.nx, g.width, g.ld, MPI_DOUBLE, &halo);
         MPI_Type_commit(&halo);
         std::vector<double> times[kVariants];
-        for (int r = 0; r < reps + 2; ++r)
+        std::mt19937 shuffle_rng(12345); // same seed on both ranks: same order everywhere
+        int order[kVariants];
+        for (int k = 0; k < kVariants; ++k)
+            order[k] = k;
+        for (int r = 0; r < reps + 2; ++r) {
+            // A new order each round: a variant must not always run after the same one
+            // (measured: what ran just before can change a large transfer's time 4x).
+            std::shuffle(order, order + kVariants, shuffle_rng);
             for (int k = 0; k < kVariants; ++k) {
-                Variant v = static_cast<Variant>((k + r) % kVariants);
+                Variant v = static_cast<Variant>(order[k]);
                 PMPI_Barrier(MPI_COMM_WORLD);
                 double dt = iteration(v, g, halo, 1 - rank, sbuf, rbuf);
                 if (r >= 2)
                     times[v].push_back(dt);
             }
+        }
         if (rank == 0) {
             double med[kVariants];
             for (int k = 0; k < kVariants; ++k)
