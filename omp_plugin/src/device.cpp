@@ -25,13 +25,24 @@ int32_t status(bool ok) {
 /// so going through it would only add its bookkeeping. 0 until init() reads the engine.
 std::atomic<int64_t> g_direct_copy_bytes{0};
 
-/// A copy that needs no ordering: on the caller below the threshold, else by the KUPL engine.
+/// Large copies the KUPL engine is doing for constructs right now.
+std::atomic<int> g_engine_copies{0};
+
+/// A copy that needs no ordering. Large ones go to the KUPL engine, which splits them over its
+/// channels and the waiting caller; but while the engine already carries another construct's
+/// copy, the caller (which would only wait) copies itself, so that concurrent constructs copy
+/// in parallel instead of queueing behind the engine's channels.
 int32_t copy_now(void *dst, const void *src, int64_t size) {
-    if (size < g_direct_copy_bytes.load(std::memory_order_relaxed)) {
-        memcpy(dst, src, static_cast<size_t>(size));
-        return kOffloadSuccess;
+    if (size >= g_direct_copy_bytes.load(std::memory_order_relaxed)) {
+        if (g_engine_copies.fetch_add(1, std::memory_order_acq_rel) == 0) {
+            const bool ok = kupl_memcpy(dst, src, static_cast<size_t>(size)) == KUPL_OK;
+            g_engine_copies.fetch_sub(1, std::memory_order_acq_rel);
+            return status(ok);
+        }
+        g_engine_copies.fetch_sub(1, std::memory_order_acq_rel);
     }
-    return status(kupl_memcpy(dst, src, static_cast<size_t>(size)) == KUPL_OK);
+    memcpy(dst, src, static_cast<size_t>(size));
+    return kOffloadSuccess;
 }
 
 /// KUPL_OMP_DIRECT_COPY_BYTES, else the engine's synchronous-copy threshold.
