@@ -4,8 +4,11 @@
 // What maps to what:
 //   __tgt_async_info::Queue  <-> a kupl_queue_h taken from this device's pool while the
 //                                construct has work outstanding, returned by synchronize;
-//   data_submit/retrieve     <-> kupl_memcpy (nothing outstanding) / kupl_memcpy_async;
+//   data_submit/retrieve     <-> nothing outstanding: copied now (memcpy below KUPL's sync
+//                                threshold, else kupl_memcpy); else kupl_memcpy_async, and a
+//                                retrieve returns once its bytes have landed;
 //   a target region          <-> a host item on that queue, run by a KUPL executor thread;
+//                                the launch returns once it has run;
 //   wait_event               <-> kuplx_queue_wait_event_async (non-blocking);
 //   data_delete              <-> free now if no queue is busy, else a free queued behind an
 //                                event recorded on every busy queue (never blocks).
