@@ -137,9 +137,16 @@ ImageLayout inspect_image(const __tgt_device_image *image) {
 }
 
 const char *LoadedImage::entry_name(const void *addr) const {
-    for (const __tgt_offload_entry *entry = table_.EntriesBegin; entry != table_.EntriesEnd; ++entry)
-        if (entry->addr == addr)
-            return entry->name ? entry->name : "?";
+    // The table sits in the image as the linker placed it (clang 14: 1-byte aligned), so each
+    // entry is copied out before it is read.
+    const char *bytes = reinterpret_cast<const char *>(table_.EntriesBegin);
+    const size_t count = static_cast<size_t>(table_.EntriesEnd - table_.EntriesBegin);
+    for (size_t i = 0; i < count; ++i) {
+        __tgt_offload_entry entry;
+        memcpy(&entry, bytes + i * sizeof entry, sizeof entry);
+        if (entry.addr == addr)
+            return entry.name ? entry.name : "?";
+    }
     return "?";
 }
 
