@@ -398,7 +398,7 @@ TEST_F(EntryPoints, RefusesBadArguments) {
 }
 
 TEST_F(EntryPoints, ManyThreadsAtOnce) {
-    constexpr int kThreads = 8, kRounds = 40;
+    constexpr int kThreads = 8, kRounds = 20;
     std::atomic<int> failures{0};
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t) {
