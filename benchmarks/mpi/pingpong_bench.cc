@@ -14,9 +14,15 @@
 
 namespace {
 
+/** planes x rows blocks of blocklen doubles: rows stride apart, planes plane_stride apart (3D faces). */
 struct Shape {
     const char *name;
     int rows, blocklen, stride; // doubles
+    int planes = 1, plane_stride = 0;
+    size_t elements() const { return static_cast<size_t>(planes) * rows * blocklen; }
+    size_t grid_elements() const {
+        return planes > 1 ? static_cast<size_t>(planes) * plane_stride : static_cast<size_t>(rows) * stride;
+    }
 };
 
 double now() {
@@ -26,20 +32,23 @@ double now() {
 enum Variant { Kupl, Ompi, Hand, Contig, TwoBlock, kVariants };
 
 void hand_pack(const double *grid, const Shape &s, double *out) {
-    for (int r = 0; r < s.rows; ++r)
-        std::memcpy(out + static_cast<size_t>(r) * s.blocklen, grid + static_cast<size_t>(r) * s.stride,
-                    sizeof(double) * s.blocklen);
+    for (int p = 0; p < s.planes; ++p)
+        for (int r = 0; r < s.rows; ++r, out += s.blocklen)
+            std::memcpy(out,
+                        grid + static_cast<size_t>(p) * s.plane_stride + static_cast<size_t>(r) * s.stride,
+                        sizeof(double) * s.blocklen);
 }
 void hand_unpack(const double *in, const Shape &s, double *grid) {
-    for (int r = 0; r < s.rows; ++r)
-        std::memcpy(grid + static_cast<size_t>(r) * s.stride, in + static_cast<size_t>(r) * s.blocklen,
-                    sizeof(double) * s.blocklen);
+    for (int p = 0; p < s.planes; ++p)
+        for (int r = 0; r < s.rows; ++r, in += s.blocklen)
+            std::memcpy(grid + static_cast<size_t>(p) * s.plane_stride + static_cast<size_t>(r) * s.stride,
+                        in, sizeof(double) * s.blocklen);
 }
 
 /** One round trip of variant v; returns seconds (rank 0). */
 double round_trip(Variant v, int rank, const Shape &s, MPI_Datatype t, MPI_Datatype two, double *grid,
                   double *flat, double *tmp) {
-    const int peer = 1 - rank, n = s.rows * s.blocklen;
+    const int peer = 1 - rank, n = static_cast<int>(s.elements());
     double t0 = now();
     for (int leg = 0; leg < 2; ++leg) {
         const bool sending = (leg == 0) == (rank == 0);
@@ -105,6 +114,9 @@ int main(int argc, char **argv) {
         {"blocklen 8, 4096 rows (256 KiB)", 4096, 8, 4096},
         {"blocklen 64, 2048 rows (1 MiB)", 2048, 64, 2048},
         {"subarray 1024x1024 of 1024x2048 (8 MiB)", 1024, 1024, 2048},
+        // NAS MG-style faces of a 66^3 grid: x-face (one double per row), y-face (rows of 66)
+        {"MG x-face of 66^3 (34 KiB)", 66, 1, 66, 66, 66 * 66},
+        {"MG y-face of 66^3 (34 KiB)", 1, 66, 66, 66, 66 * 66},
     };
     if (rank == 0) {
         std::printf("%s\n",
@@ -113,11 +125,17 @@ int main(int argc, char **argv) {
                     "hand", "contig", "2block", "ompi/kupl", "kupl/hand");
     }
     for (const Shape &s : shapes) {
-        MPI_Datatype t;
-        MPI_Type_vector(s.rows, s.blocklen, s.stride, MPI_DOUBLE, &t);
+        MPI_Datatype t, plane;
+        MPI_Type_vector(s.rows, s.blocklen, s.stride, MPI_DOUBLE, &plane);
+        if (s.planes > 1) {
+            MPI_Type_create_hvector(s.planes, 1, static_cast<MPI_Aint>(s.plane_stride) * sizeof(double),
+                                    plane, &t);
+            MPI_Type_free(&plane);
+        } else {
+            t = plane;
+        }
         MPI_Type_commit(&t);
-        const size_t elems = static_cast<size_t>(s.rows) * s.stride,
-                     n = static_cast<size_t>(s.rows) * s.blocklen;
+        const size_t elems = s.grid_elements(), n = s.elements();
         std::vector<double> grid(elems, 1.0), flat(n + 1, 2.0), tmp(n, 3.0);
         MPI_Datatype two;
         int blocklens[2] = {1, static_cast<int>(n) - 1}, displacements[2] = {0, 2};
