@@ -53,6 +53,32 @@ bool completed_in(int rc, const MPI_Status &st) {
     return rc == MPI_ERR_IN_STATUS && st.MPI_ERROR != MPI_ERR_PENDING;
 }
 
+/** Waitsome/Testsome share everything but the call. */
+int some(bool wait, int incount, MPI_Request requests[], int *outcount, int indices[],
+         MPI_Status statuses[]) {
+    TakenOps taken(incount, requests);
+    if (!taken.any)
+        return wait ? PMPI_Waitsome(incount, requests, outcount, indices, statuses)
+                    : PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    Completion c(incount);
+    std::vector<MPI_Status> st(incount > 0 ? incount : 1, empty_status());
+    int rc = wait ? PMPI_Waitsome(incount, requests, outcount, indices, st.data())
+                  : PMPI_Testsome(incount, requests, outcount, indices, st.data());
+    if (*outcount != MPI_UNDEFINED)
+        for (int j = 0; j < *outcount; ++j) {
+            const int i = indices[j];
+            if (i < 0 || i >= incount || (rc == MPI_ERR_IN_STATUS && st[j].MPI_ERROR == MPI_ERR_PENDING))
+                continue;
+            c.done[i] = 1;
+            c.statuses[i] = st[j];
+        }
+    c.settle_into(incount, requests, taken);
+    if (statuses != MPI_STATUSES_IGNORE && *outcount != MPI_UNDEFINED)
+        for (int j = 0; j < *outcount; ++j)
+            statuses[j] = st[j];
+    return rc;
+}
+
 } // namespace
 
 extern "C" {
@@ -160,31 +186,6 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
     c.settle_into(count, requests, taken);
     if (status != MPI_STATUS_IGNORE)
         *status = st;
-    return rc;
-}
-
-static int some(bool wait, int incount, MPI_Request requests[], int *outcount, int indices[],
-                MPI_Status statuses[]) {
-    TakenOps taken(incount, requests);
-    if (!taken.any)
-        return wait ? PMPI_Waitsome(incount, requests, outcount, indices, statuses)
-                    : PMPI_Testsome(incount, requests, outcount, indices, statuses);
-    Completion c(incount);
-    std::vector<MPI_Status> st(incount > 0 ? incount : 1, empty_status());
-    int rc = wait ? PMPI_Waitsome(incount, requests, outcount, indices, st.data())
-                  : PMPI_Testsome(incount, requests, outcount, indices, st.data());
-    if (*outcount != MPI_UNDEFINED)
-        for (int j = 0; j < *outcount; ++j) {
-            const int i = indices[j];
-            if (i < 0 || i >= incount || (rc == MPI_ERR_IN_STATUS && st[j].MPI_ERROR == MPI_ERR_PENDING))
-                continue;
-            c.done[i] = 1;
-            c.statuses[i] = st[j];
-        }
-    c.settle_into(incount, requests, taken);
-    if (statuses != MPI_STATUSES_IGNORE && *outcount != MPI_UNDEFINED)
-        for (int j = 0; j < *outcount; ++j)
-            statuses[j] = st[j];
     return rc;
 }
 
