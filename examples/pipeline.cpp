@@ -5,6 +5,9 @@
 // that chunk's copy event. The copy of chunk i+4 into the same staging buffer waits
 // for the compute of chunk i. Neither wait blocks this thread
 // (kuplx_queue_wait_event_async), so copy and compute of neighbouring chunks overlap.
+// The transform sweeps each chunk several times in cache, calibrated so that it
+// takes about as long as the chunk's copy: a pipeline only pays off when the compute
+// is not itself limited by memory bandwidth.
 // Usage: pipeline [MiB of input, default 64]. Exit status 1 if the output is wrong.
 #include "kupl.h"
 #include "kupl_ext.h"
@@ -16,14 +19,16 @@
 
 namespace {
 
-constexpr size_t kChunkFloats = 1024 * 1024; // 4 MiB chunks
-constexpr size_t kSlots = 4;                 // staging buffers: the copy may run this far ahead
+constexpr size_t kChunkFloats = 256 * 1024; // 1 MiB chunks: a chunk stays in cache while it is swept
+constexpr size_t kSlots = 4;                // staging buffers: the copy may run this far ahead
 
-// The compute stage: a streaming out = in * 2 + 1, which takes about as long as
-// copying the chunk, so the pipeline has something to overlap.
-void transform(const float *in, float *out, size_t n) {
+// The compute stage: `passes` sweeps of x = x * 0.999 + 0.5 over the chunk.
+void transform(const float *in, float *out, size_t n, int passes) {
     for (size_t i = 0; i < n; ++i)
-        out[i] = in[i] * 2.0f + 1.0f;
+        out[i] = in[i] * 0.999f + 0.5f;
+    for (int p = 1; p < passes; ++p)
+        for (size_t i = 0; i < n; ++i)
+            out[i] = out[i] * 0.999f + 0.5f;
 }
 
 } // namespace
@@ -48,11 +53,26 @@ int main(int argc, char **argv) {
         computed[c] = kupl_event_create();
     }
 
+    // Calibrate: sweeps per chunk so that computing a chunk takes about as long as copying it.
+    double copy_time = 1e30, sweep_time = 1e30;
+    for (int r = 0; r < 3; ++r) {
+        double t0 = kupl_get_wtime();
+        for (size_t c = 0; c < chunks; ++c)
+            kupl_memcpy(staging[0].data(), &input[c * kChunkFloats], kChunkFloats * sizeof(float));
+        double t1 = kupl_get_wtime();
+        for (size_t c = 0; c < chunks; ++c)
+            transform(staging[0].data(), staging[1].data(), kChunkFloats, 4);
+        double t2 = kupl_get_wtime();
+        copy_time = std::min(copy_time, t1 - t0);
+        sweep_time = std::min(sweep_time, (t2 - t1) / 4);
+    }
+    const int passes = std::max(1, int(copy_time / sweep_time + 0.5));
+
     // Serial baseline: copy a chunk, then transform it, one after the other.
     auto run_serial = [&] {
         for (size_t c = 0; c < chunks; ++c) {
             kupl_memcpy(staging[0].data(), &input[c * kChunkFloats], kChunkFloats * sizeof(float));
-            transform(staging[0].data(), &expected[c * kChunkFloats], kChunkFloats);
+            transform(staging[0].data(), &expected[c * kChunkFloats], kChunkFloats, passes);
         }
     };
     // The pipeline: only enqueues; the one wait is at the end.
@@ -66,8 +86,8 @@ int main(int argc, char **argv) {
                                     copied[c]);
             rc |= kuplx_queue_wait_event_async(compute_q, copied[c]);
             float *out = &output[c * kChunkFloats];
-            rc |=
-                kupl::queue_submit(compute_q, nullptr, [stage, out] { transform(stage, out, kChunkFloats); });
+            rc |= kupl::queue_submit(compute_q, nullptr,
+                                     [stage, out, passes] { transform(stage, out, kChunkFloats, passes); });
             rc |= kupl_event_record(computed[c], compute_q);
         }
         rc |= kupl_queue_wait(compute_q);
@@ -96,8 +116,9 @@ int main(int argc, char **argv) {
     const double serial = serial_times[kRepeats / 2], pipelined = pipelined_times[kRepeats / 2];
 
     bool ok = rc == KUPL_OK && output == expected;
-    std::printf("kupl pipeline example: %zu chunks of %zu KiB, copy queue -> compute queue\n", chunks,
-                kChunkFloats * sizeof(float) / 1024);
+    std::printf(
+        "kupl pipeline example: %zu chunks of %zu KiB, copy queue -> compute queue (%d sweeps/chunk)\n",
+        chunks, kChunkFloats * sizeof(float) / 1024, passes);
     std::printf("  serial (copy, then compute) : %8.2f ms\n", serial * 1e3);
     std::printf("  pipelined on two queues     : %8.2f ms  (%.2fx)\n", pipelined * 1e3, serial / pipelined);
     std::printf("  (medians of %d runs)\n", kRepeats);
