@@ -371,3 +371,18 @@ TEST(EventRecord, GetErrorOfANeverRecordedEventIsOk) {
     EXPECT_EQ(kuplx_event_get_error(e.get(), why, sizeof why), KUPL_OK);
     EXPECT_STREQ(why, "");
 }
+
+// A queue waiting on an event recorded on itself: already ordered, must not deadlock.
+TEST(QueueWaitEventAsync, EventRecordedOnTheSameQueue) {
+    Queue q = make_queue();
+    Gate gate;
+    ASSERT_EQ(gate.block(q.get()), KUPL_OK);
+    Event e = make_event();
+    ASSERT_EQ(kupl_event_record(e.get(), q.get()), KUPL_OK);
+    ASSERT_EQ(kuplx_queue_wait_event_async(q.get(), e.get()), KUPL_OK);
+    bool after = false;
+    ASSERT_EQ(submit_fn(q.get(), [&] { after = gate.finished(); }), KUPL_OK);
+    gate.open();
+    ASSERT_EQ(kupl_queue_wait(q.get()), KUPL_OK);
+    EXPECT_TRUE(after);
+}
