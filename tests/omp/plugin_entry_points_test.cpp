@@ -369,6 +369,36 @@ TEST_F(EntryPoints, WaitEventOrdersWithoutBlockingAndRetrieveLands) {
     EXPECT_EQ(p.data_delete(0, buf), kSuccess);
 }
 
+// A copy KUPL fails (fault injection of libkupl, loaded by the plugin) reaches libomptarget
+// as OFFLOAD_FAIL, whether it was made at once or queued.
+TEST_F(EntryPoints, CopyFailuresReachLibomptarget) {
+    void *kupl = dlopen("libkupl.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    ASSERT_NE(kupl, nullptr) << "the plugin should have loaded libkupl";
+    auto inject = reinterpret_cast<int (*)(unsigned)>(dlsym(kupl, "kuplx_inject_copy_faults"));
+    ASSERT_NE(inject, nullptr);
+    constexpr size_t kBig = 2 << 20; // above KUPL's sync threshold: the engine copies it
+    void *buf = p.data_alloc(0, kBig, nullptr, kAllocDefault);
+    std::vector<unsigned char> host(kBig, 7);
+
+    ASSERT_EQ(inject(1), 0);
+    EXPECT_EQ(p.data_submit(0, buf, host.data(), kBig), kFail);
+    EXPECT_EQ(p.data_submit(0, buf, host.data(), kBig), kSuccess) << "only one fault was armed";
+
+    AsyncInfo info;
+    size_t len = 1;
+    void *args[] = {buf, &len};
+    ptrdiff_t offsets[] = {0, 0};
+    ASSERT_EQ(p.run_region_async(0, reinterpret_cast<void *>(add_one), args, offsets, 2, &info), kSuccess);
+    ASSERT_NE(info.queue, nullptr);
+    ASSERT_EQ(inject(1), 0);
+    EXPECT_EQ(p.data_retrieve_async(0, host.data(), buf, kBig, &info), kFail);
+    EXPECT_EQ(p.synchronize(0, &info), kSuccess);
+    EXPECT_EQ(info.queue, nullptr);
+    ASSERT_EQ(inject(0), 0);
+    dlclose(kupl);
+    EXPECT_EQ(p.data_delete(0, buf), kSuccess);
+}
+
 TEST_F(EntryPoints, RegionsRunOffTheCallingThread) {
     std::thread::id ran_on;
     void *args[] = {&ran_on};
