@@ -1,7 +1,8 @@
-! A Fortran program (use mpi) exchanging a strided matrix row, a Fortran-order
-! subarray and a matrix column between two ranks, with blocking and nonblocking
-! calls and MPI_PACK/MPI_UNPACK; every element is checked. Under the
-! interposer the statistics must show the strided ones were accelerated.
+! A Fortran program (use mpi) exchanging strided matrix rows, a Fortran-order
+! subarray and a matrix column between two ranks: blocking and nonblocking
+! calls, MPI_WAITANY/MPI_TESTSOME (1-based indices), persistent requests,
+! MPI_PACK/MPI_UNPACK; every element is checked. Under the interposer the
+! statistics must show the strided ones were accelerated.
 program fortran_matrix
   use mpi
   implicit none
@@ -9,6 +10,7 @@ program fortran_matrix
   double precision, allocatable :: a(:, :), b(:, :)
   integer :: rank, nranks, peer, ierr, rowtype, blocktype, coltype, i, j, pos
   integer :: req(2), st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 2), cnt
+  integer :: req3(3), idx, idx3(3), sts3(MPI_STATUS_SIZE, 3), outcount, done, k
   integer :: sizes(2), subsizes(2), starts(2)
   character, allocatable :: packed(:)
   logical :: flag
@@ -89,7 +91,58 @@ program fortran_matrix
     if (.not. same(b(1, j), value(rank, 9, j))) call fail('unpacked row')
   end do
 
-  ! 5. A matrix column: contiguous in Fortran, so the interposer must leave it to Open MPI
+  ! 5. Three rows in flight, completed by MPI_WAITANY (1-based indices) and MPI_TESTSOME.
+  b = -1d0
+  do k = 1, 3
+    call MPI_IRECV(b(k, 1), 1, rowtype, peer, 10 + k, MPI_COMM_WORLD, req3(k), ierr)
+  end do
+  do k = 3, 1, -1
+    call MPI_SEND(a(20 + k, 1), 1, rowtype, peer, 10 + k, MPI_COMM_WORLD, ierr)
+  end do
+  call MPI_WAITANY(3, req3, idx, st, ierr)
+  if (idx < 1 .or. idx > 3 .or. st(MPI_TAG) /= 10 + idx .or. req3(idx) /= MPI_REQUEST_NULL) &
+    call fail('waitany index')
+  done = 1
+  do while (done < 3)
+    call MPI_TESTSOME(3, req3, outcount, idx3, sts3, ierr)
+    if (outcount == MPI_UNDEFINED) exit
+    do k = 1, outcount
+      if (idx3(k) < 1 .or. idx3(k) > 3 .or. sts3(MPI_TAG, k) /= 10 + idx3(k)) call fail('testsome index')
+    end do
+    done = done + outcount
+  end do
+  do k = 1, 3
+    if (req3(k) /= MPI_REQUEST_NULL) call fail('request left after testsome')
+    do j = 1, n
+      if (.not. same(b(k, j), value(peer, 20 + k, j))) call fail('waitany/testsome row')
+    end do
+  end do
+
+  ! 6. Persistent row send and receive, restarted with MPI_START and MPI_STARTALL, then freed.
+  call MPI_SEND_INIT(a(30, 1), 1, rowtype, peer, 20, MPI_COMM_WORLD, req(1), ierr)
+  call MPI_RECV_INIT(b(30, 1), 1, rowtype, peer, 20, MPI_COMM_WORLD, req(2), ierr)
+  do k = 1, 3
+    a(30, :) = a(30, :) + 1d0
+    b = -1d0
+    if (k == 2) then
+      call MPI_START(req(2), ierr)
+      call MPI_START(req(1), ierr)
+    else
+      call MPI_STARTALL(2, req, ierr)
+    end if
+    call MPI_WAITALL(2, req, sts, ierr)
+    do j = 1, n
+      if (.not. same(b(30, j), value(peer, 30, j) + k)) call fail('persistent row')
+    end do
+  end do
+  call MPI_REQUEST_FREE(req(1), ierr)
+  call MPI_REQUEST_FREE(req(2), ierr)
+  if (req(1) /= MPI_REQUEST_NULL .or. req(2) /= MPI_REQUEST_NULL) call fail('persistent requests not freed')
+  do j = 1, n
+    a(30, j) = value(rank, 30, j)
+  end do
+
+  ! 7. A matrix column: contiguous in Fortran, so the interposer must leave it to Open MPI
   !    (its statistics count it under "contiguous") and the data must still arrive.
   subsizes = (/ n, 1 /)
   starts = (/ 0, 12 /)
