@@ -1,5 +1,5 @@
 // Decides, per call, whether a message goes through the strided copy engine or
-// straight to Open MPI, and what the equivalent contiguous message is.
+// straight to Open MPI, and how the packed message travels (see wire_format.h).
 #pragma once
 
 #include "stats.h"

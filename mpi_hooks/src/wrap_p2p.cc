@@ -3,7 +3,7 @@
 // Open MPI request is complete in itself and progresses wherever Open MPI
 // progresses (e.g. inside MPI_Barrier). An accelerated receive lands in a
 // staging buffer and is unpacked when the application completes the request.
-// On the wire the message is the packed bytes as leaf elements: what Open MPI
+// On the wire the message is the packed bytes as leaf elements (wire_format.h): what Open MPI
 // itself would send, so peers may use any layout of the same signature.
 #include "node_map.h"
 #include "request_table.h"
