@@ -340,6 +340,13 @@ TEST_F(EntryPoints, WaitEventOrdersWithoutBlockingAndRetrieveLands) {
     ASSERT_EQ(p.wait_event(0, event, &consumer), kSuccess);
     EXPECT_LT(ms_since(start), 100.0) << "wait_event blocked";
     ASSERT_NE(consumer.queue, nullptr);
+    // Re-recording the event with nothing outstanding replaces its pending KUPL event; the
+    // consumer's dependency on the earlier record must survive that.
+    AsyncInfo idle;
+    EXPECT_EQ(p.record_event(0, event, &idle), kSuccess);
+    EXPECT_EQ(idle.queue, nullptr);
+    EXPECT_EQ(p.wait_event(0, event, &idle), kSuccess);
+    EXPECT_EQ(idle.queue, nullptr) << "waiting on a complete record needs no queue";
     std::vector<unsigned char> host(kBlock, 0);
     std::atomic<bool> retrieved{false};
     std::thread consuming([&] {
@@ -359,12 +366,6 @@ TEST_F(EntryPoints, WaitEventOrdersWithoutBlockingAndRetrieveLands) {
     EXPECT_EQ(p.synchronize(0, &producer), kSuccess);
     EXPECT_EQ(p.sync_event(0, event), kSuccess);
 
-    // Recording with nothing outstanding completes at once; waiting on it needs no queue.
-    AsyncInfo idle;
-    EXPECT_EQ(p.record_event(0, event, &idle), kSuccess);
-    EXPECT_EQ(idle.queue, nullptr);
-    EXPECT_EQ(p.wait_event(0, event, &idle), kSuccess);
-    EXPECT_EQ(idle.queue, nullptr);
     EXPECT_EQ(p.destroy_event(0, event), kSuccess);
     EXPECT_EQ(p.data_delete(0, buf), kSuccess);
 }
