@@ -20,10 +20,11 @@ struct CopyDescriptor {
     int priority = 0;       // 0 (least) .. 3 (greatest), from the queue
 
     std::size_t bytes() const { return width * height; }
-    // What the copy costs in memory traffic: every row touches whole cache lines, so a column of
-    // 8-byte elements costs like 64-byte rows. Used to decide inline / split.
+    // What the copy costs, in bytes of memory traffic: every row touches whole cache lines and
+    // pays about one line more for starting a new row (often a new page). Used to decide
+    // inline / split / prefetch.
     std::size_t cost_bytes() const {
-        return height == 1 ? width : height * ((width + 63) & ~std::size_t{63});
+        return height == 1 ? width : height * (((width + 63) & ~std::size_t{63}) + 64);
     }
 };
 

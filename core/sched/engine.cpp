@@ -26,8 +26,9 @@ const char *Engine::copy_now(const copy::CopyDescriptor &c) {
     if (c.height == 1)
         copy::copy_bytes(c.dst, c.src, c.width, false);
     else
-        copy::select_row_kernel(c.width)(static_cast<char *>(c.dst), c.dpitch,
-                                         static_cast<const char *>(c.src), c.spitch, c.width, c.height);
+        copy::select_row_kernel(c.width, false)(static_cast<char *>(c.dst), c.dpitch,
+                                                static_cast<const char *>(c.src), c.spitch, c.width,
+                                                c.height);
     support::bump(counters_.copies_inline);
     return nullptr;
 }
