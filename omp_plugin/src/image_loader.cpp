@@ -99,6 +99,16 @@ ImageLayout inspect_image(const __tgt_device_image *image) {
     if (header.e_phnum == 0 || header.e_phentsize != sizeof(Elf64_Phdr) ||
         !range_ok(header.e_phoff, uint64_t{header.e_phnum} * sizeof(Elf64_Phdr), size))
         return invalid("program headers missing or outside the image");
+    // dlopen maps segments straight from the file: one reaching past the image's end would
+    // fault (SIGBUS) on first touch instead of failing the load.
+    for (unsigned index = 0; index < header.e_phnum; ++index) {
+        Elf64_Phdr segment;
+        memcpy(&segment, bytes + header.e_phoff + uint64_t{index} * sizeof(Elf64_Phdr), sizeof segment);
+        if (segment.p_type != PT_LOAD && segment.p_type != PT_DYNAMIC)
+            continue;
+        if (!range_ok(segment.p_offset, segment.p_filesz, size) || segment.p_filesz > segment.p_memsz)
+            return invalid("segment " + std::to_string(index) + " lies outside the image");
+    }
     if (header.e_shnum == 0 || header.e_shentsize != sizeof(Elf64_Shdr) ||
         !range_ok(header.e_shoff, uint64_t{header.e_shnum} * sizeof(Elf64_Shdr), size))
         return invalid("section headers missing or outside the image");
