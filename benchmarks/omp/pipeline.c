@@ -31,7 +31,7 @@ int main(int argc, char **argv) {
     double *a = malloc(n * sizeof(double));
     if (!a)
         return 2;
-#pragma omp target enter data map(alloc : a[0 : n])
+#pragma omp target enter data map(alloc : a [0:n])
     double times[100];
     int bad = 0;
     for (int rep = -1; rep < reps; ++rep) { // rep -1 warms up
@@ -43,11 +43,11 @@ int main(int argc, char **argv) {
             if (first >= n)
                 break;
             const size_t len = first + chunk <= n ? chunk : n - first;
-#pragma omp target update to(a[first : len]) nowait depend(out : a[first])
+#pragma omp target update to(a [first:len]) nowait depend(out : a[first])
 #pragma omp target parallel for nowait depend(inout : a[first])
             for (size_t i = first; i < first + len; ++i)
                 a[i] = a[i] * 1.5 + 2.0;
-#pragma omp target update from(a[first : len]) nowait depend(in : a[first])
+#pragma omp target update from(a [first:len]) nowait depend(in : a[first])
         }
 #pragma omp taskwait
         const double elapsed = omp_get_wtime() - start;
@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
         if (rep >= 0)
             times[rep] = elapsed;
     }
-#pragma omp target exit data map(delete : a[0 : n])
+#pragma omp target exit data map(delete : a [0:n])
     qsort(times, reps, sizeof(double), compare_doubles);
     printf("metric pipeline_%zuMiB_%dchunks %.6f s\n", mib, chunks, times[reps / 2]);
     print_plugin_name();

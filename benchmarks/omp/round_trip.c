@@ -23,25 +23,25 @@ int main(int argc, char **argv) {
         return 2;
     }
     unsigned char *x = malloc(bytes);
-#pragma omp target enter data map(alloc : x[0 : bytes])
+#pragma omp target enter data map(alloc : x [0:bytes])
     double sync_us[100], nowait_us[100];
     int bad = 0;
     for (int s = -1; s < samples; ++s) {
         double start = omp_get_wtime();
         for (int t = 0; t < trips; ++t) {
             memset(x, t & 0xff, bytes);
-#pragma omp target update to(x[0 : bytes])
+#pragma omp target update to(x [0:bytes])
             x[0] = 0;
             x[bytes - 1] = 0;
-#pragma omp target update from(x[0 : bytes])
+#pragma omp target update from(x [0:bytes])
             bad |= x[0] != (t & 0xff) || x[bytes - 1] != (t & 0xff);
         }
         const double sync = (omp_get_wtime() - start) / trips * 1e6;
         start = omp_get_wtime();
         for (int t = 0; t < trips; ++t) {
             memset(x, t & 0xff, bytes);
-#pragma omp target update to(x[0 : bytes]) nowait depend(out : x[0])
-#pragma omp target update from(x[0 : bytes]) nowait depend(inout : x[0])
+#pragma omp target update to(x [0:bytes]) nowait depend(out : x[0])
+#pragma omp target update from(x [0:bytes]) nowait depend(inout : x[0])
 #pragma omp taskwait
             bad |= x[0] != (t & 0xff) || x[bytes - 1] != (t & 0xff);
         }
@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
             nowait_us[s] = nowait;
         }
     }
-#pragma omp target exit data map(delete : x[0 : bytes])
+#pragma omp target exit data map(delete : x [0:bytes])
     qsort(sync_us, samples, sizeof(double), compare_doubles);
     qsort(nowait_us, samples, sizeof(double), compare_doubles);
     printf("metric round_trip_%zuB %.3f us\n", bytes, sync_us[samples / 2]);
