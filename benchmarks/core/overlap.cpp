@@ -111,7 +111,7 @@ struct Result {
     size_t bytes = 0;
     int reps = 0;
     double memcpy_s = 0, kupl_copy_s = 0, compute_s = 0, together_s = 0;
-    double compute_during_s = 0, wait_after_compute_s = 0;
+    double submit_s = 0, compute_during_s = 0, wait_after_compute_s = 0;
     double wakes_per_copy = 0, pieces_per_copy = 0;
     double speedup() const { return (memcpy_s + compute_s) / together_s; }
     double ideal() const { return (memcpy_s + compute_s) / std::max(memcpy_s, compute_s); }
@@ -156,8 +156,9 @@ class Bench {
         g_sink = compute(iterations_, g_sink);
         return seconds_since(t0);
     }
-    // One overlapped copy: the whole span, its compute part and the wait left after compute.
-    void time_together(double &together, double &compute_part, double &wait_part) {
+    // One overlapped copy: the whole span, the submit call, the compute part and the wait left
+    // after compute.
+    void time_together(double &together, double &submit_part, double &compute_part, double &wait_part) {
         const auto t0 = Clock::now();
         submit();
         const auto c0 = Clock::now();
@@ -166,6 +167,7 @@ class Bench {
         wait();
         const auto t1 = Clock::now();
         together = std::chrono::duration<double>(t1 - t0).count();
+        submit_part = std::chrono::duration<double>(c0 - t0).count();
         compute_part = std::chrono::duration<double>(c1 - c0).count();
         wait_part = std::chrono::duration<double>(t1 - c1).count();
     }
@@ -188,8 +190,8 @@ class Bench {
     // One extra overlapped copy into a zeroed destination, checked byte for byte.
     void verify() {
         std::memset(dst_, 0, bytes_);
-        double a, b, c;
-        time_together(a, b, c);
+        double a, b, c, d;
+        time_together(a, b, c, d);
         if (std::memcmp(dst_, src_, bytes_) != 0)
             die("verification of the copied bytes");
     }
@@ -217,7 +219,7 @@ Result measure(size_t bytes, int reps) {
     bench.calibrate();
     kuplx_counters_t before{}, after{};
     kuplx_get_counters(&before);
-    std::vector<double> mem, kc, comp, tog, during, tail;
+    std::vector<double> mem, kc, comp, tog, submit, during, tail;
     for (int r = 0; r < reps; ++r) {
         // Rotate the order so slow phases of a noisy host do not always hit the same step.
         for (int step = 0; step < 4; ++step) {
@@ -232,9 +234,10 @@ Result measure(size_t bytes, int reps) {
                 comp.push_back(bench.time_compute());
                 break;
             default: {
-                double t, c, w;
-                bench.time_together(t, c, w);
+                double t, s, c, w;
+                bench.time_together(t, s, c, w);
                 tog.push_back(t);
+                submit.push_back(s);
                 during.push_back(c);
                 tail.push_back(w);
             }
@@ -250,6 +253,7 @@ Result measure(size_t bytes, int reps) {
     res.kupl_copy_s = median(kc);
     res.compute_s = median(comp);
     res.together_s = median(tog);
+    res.submit_s = median(submit);
     res.compute_during_s = median(during);
     res.wait_after_compute_s = median(tail);
     const double copies = 2.0 * reps; // kupl copy alone + together
@@ -272,13 +276,14 @@ void write_json(const std::string &path, const std::vector<Result> &results) {
         const Result &r = results[i];
         std::fprintf(f,
                      "    {\"bytes\": %zu, \"reps\": %d, \"memcpy_ns\": %.0f, \"kupl_copy_ns\": %.0f, "
-                     "\"compute_ns\": %.0f, \"together_ns\": %.0f, \"compute_during_copy_ns\": %.0f, "
+                     "\"compute_ns\": %.0f, \"together_ns\": %.0f, \"submit_ns\": %.0f, "
+                     "\"compute_during_copy_ns\": %.0f, "
                      "\"wait_after_compute_ns\": %.0f, \"speedup\": %.4f, \"ideal_speedup\": %.4f, "
                      "\"compute_slowdown\": %.4f, \"wakes_per_copy\": %.3f, \"pieces_per_copy\": %.3f}%s\n",
                      r.bytes, r.reps, r.memcpy_s * 1e9, r.kupl_copy_s * 1e9, r.compute_s * 1e9,
-                     r.together_s * 1e9, r.compute_during_s * 1e9, r.wait_after_compute_s * 1e9, r.speedup(),
-                     r.ideal(), r.slowdown(), r.wakes_per_copy, r.pieces_per_copy,
-                     i + 1 < results.size() ? "," : "");
+                     r.together_s * 1e9, r.submit_s * 1e9, r.compute_during_s * 1e9,
+                     r.wait_after_compute_s * 1e9, r.speedup(), r.ideal(), r.slowdown(), r.wakes_per_copy,
+                     r.pieces_per_copy, i + 1 < results.size() ? "," : "");
     }
     std::fprintf(f, "  ]\n}\n");
     std::fclose(f);

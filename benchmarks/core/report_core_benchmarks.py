@@ -133,10 +133,11 @@ def main():
     if overlap:
         print()
         print("Overlap detail (ms, medians): memcpy alone, kupl copy alone, compute alone, together,"
-              " compute during copy, wait left after compute")
+              " of which submit call, compute during copy, wait left after compute")
         for res in overlap:
-            ms = [res[k] / 1e6 for k in ("memcpy_ns", "kupl_copy_ns", "compute_ns", "together_ns",
-                                         "compute_during_copy_ns", "wait_after_compute_ns")]
+            ms = [res.get(k, float("nan")) / 1e6
+                  for k in ("memcpy_ns", "kupl_copy_ns", "compute_ns", "together_ns", "submit_ns",
+                            "compute_during_copy_ns", "wait_after_compute_ns")]
             print(f"{fmt_size(res['bytes']):>8} " + " ".join(f"{v:8.3f}" for v in ms)
                   + f"   wakes/copy {res['wakes_per_copy']:.2f} pieces/copy {res['pieces_per_copy']:.2f}")
 
