@@ -31,6 +31,15 @@ static void reference_counts(void) {
     CHECK(!omp_target_is_present(a, dev), "still present after the last exit");
     for (int i = 0; i < N; ++i)
         CHECK(a[i] == i, "a[%d]=%f after exit data from", i, a[i]);
+
+        // `delete` removes the mapping whatever its count; `always` copies although present.
+#pragma omp target enter data map(to : a [0:N])
+#pragma omp target enter data map(to : a [0:N])
+    a[3] = 1000;
+#pragma omp target enter data map(always, to : a [0:N])
+    CHECK(device_sum(a) == expected - 3 + 1000, "always did not copy a present array");
+#pragma omp target exit data map(delete : a [0:N])
+    CHECK(!omp_target_is_present(a, dev), "present after exit data delete with count 3");
     free(a);
 }
 
