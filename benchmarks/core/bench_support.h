@@ -5,6 +5,7 @@
 #define KUPL_BENCH_SUPPORT_H
 
 #include <benchmark/benchmark.h>
+#include <sched.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -75,11 +76,17 @@ inline void add_engine_context() {
     benchmark::AddCustomContext("kupl_sync_threshold", std::to_string(info.sync_threshold));
     benchmark::AddCustomContext("kupl_nt_threshold", std::to_string(info.nt_threshold));
     benchmark::AddCustomContext("kupl_spin_us", std::to_string(info.spin_us));
+    for (int channel = 0; channel < info.num_channels; ++channel) {
+        char where[128];
+        if (kuplx_get_channel_placement(channel, where, sizeof where) == KUPL_OK)
+            benchmark::AddCustomContext("kupl_channel_" + std::to_string(channel), where);
+    }
 }
 
 // Engine counters over a benchmark's timed loop, reported per operation: they say
 // whether copies ran inline, how many pieces they were split into and how often a
-// sleeping worker had to be woken (the usual cause of poor small-copy latency).
+// sleeping worker had to be woken (the usual cause of poor small-copy latency), plus the
+// CPU the benchmark thread ended on: sharing a core with a pinned channel costs the overlap.
 class EngineCounters {
   public:
     EngineCounters() { kuplx_get_counters(&before_); }
@@ -94,6 +101,7 @@ class EngineCounters {
         state.counters["pieces/op"] = per_op(after.pieces_executed, before_.pieces_executed);
         state.counters["wakes/op"] = per_op(after.worker_wakes, before_.worker_wakes);
         state.counters["parks/op"] = per_op(after.worker_parks, before_.worker_parks);
+        state.counters["caller_cpu"] = sched_getcpu();
     }
 
   private:

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include <sched.h>
+
 #include "kupl.h"
 #include "kupl_ext.h"
 
@@ -113,6 +115,7 @@ struct Result {
     double memcpy_s = 0, kupl_copy_s = 0, compute_s = 0, together_s = 0;
     double submit_s = 0, compute_during_s = 0, wait_after_compute_s = 0;
     double wakes_per_copy = 0, pieces_per_copy = 0;
+    std::string caller_cpus; // e.g. "cpu0 x14 cpu1 x1": where the overlapped copies were submitted
     double speedup() const { return (memcpy_s + compute_s) / together_s; }
     double ideal() const { return (memcpy_s + compute_s) / std::max(memcpy_s, compute_s); }
     double slowdown() const { return compute_during_s / compute_s; }
@@ -159,6 +162,7 @@ class Bench {
     // One overlapped copy: the whole span, the submit call, the compute part and the wait left
     // after compute.
     void time_together(double &together, double &submit_part, double &compute_part, double &wait_part) {
+        caller_cpus_.push_back(sched_getcpu());
         const auto t0 = Clock::now();
         submit();
         const auto c0 = Clock::now();
@@ -196,6 +200,9 @@ class Bench {
             die("verification of the copied bytes");
     }
 
+    // CPUs the caller was on when it submitted the overlapped copies.
+    const std::vector<int> &caller_cpus() const { return caller_cpus_; }
+
   private:
     static size_t round_up(size_t n) { return (n + 4095) / 4096 * 4096; }
     void submit() {
@@ -212,6 +219,7 @@ class Bench {
     kupl_queue_h queue_ = nullptr;
     kupl_event_h event_ = nullptr;
     uint64_t iterations_ = 1;
+    std::vector<int> caller_cpus_;
 };
 
 Result measure(size_t bytes, int reps) {
@@ -259,6 +267,14 @@ Result measure(size_t bytes, int reps) {
     const double copies = 2.0 * reps; // kupl copy alone + together
     res.wakes_per_copy = (after.worker_wakes - before.worker_wakes) / copies;
     res.pieces_per_copy = (after.pieces_executed - before.pieces_executed) / copies;
+    std::vector<int> cpus = bench.caller_cpus();
+    std::sort(cpus.begin(), cpus.end());
+    for (size_t i = 0; i < cpus.size();) {
+        const size_t j = std::upper_bound(cpus.begin(), cpus.end(), cpus[i]) - cpus.begin();
+        res.caller_cpus += (res.caller_cpus.empty() ? "" : " ") + std::string("cpu") +
+                           std::to_string(cpus[i]) + " x" + std::to_string(j - i);
+        i = j;
+    }
     return res;
 }
 
@@ -268,9 +284,16 @@ void write_json(const std::string &path, const std::vector<Result> &results) {
         die(("opening " + path).c_str());
     kuplx_engine_info_t info{};
     kuplx_get_engine_info(&info);
-    std::fprintf(
-        f, "{\n  \"context\": {\"kupl_backend\": \"%s\", \"kupl_channels\": %d, \"kupl_spin_us\": %u},\n",
-        info.backend, info.num_channels, info.spin_us);
+    std::string placement;
+    for (int channel = 0; channel < info.num_channels; ++channel) {
+        char where[128] = "";
+        kuplx_get_channel_placement(channel, where, sizeof where);
+        placement += (channel ? "; " : "") + std::string(where);
+    }
+    std::fprintf(f,
+                 "{\n  \"context\": {\"kupl_backend\": \"%s\", \"kupl_channels\": %d, \"kupl_spin_us\": %u, "
+                 "\"kupl_channel_placement\": \"%s\"},\n",
+                 info.backend, info.num_channels, info.spin_us, placement.c_str());
     std::fprintf(f, "  \"results\": [\n");
     for (size_t i = 0; i < results.size(); ++i) {
         const Result &r = results[i];
@@ -279,11 +302,12 @@ void write_json(const std::string &path, const std::vector<Result> &results) {
                      "\"compute_ns\": %.0f, \"together_ns\": %.0f, \"submit_ns\": %.0f, "
                      "\"compute_during_copy_ns\": %.0f, "
                      "\"wait_after_compute_ns\": %.0f, \"speedup\": %.4f, \"ideal_speedup\": %.4f, "
-                     "\"compute_slowdown\": %.4f, \"wakes_per_copy\": %.3f, \"pieces_per_copy\": %.3f}%s\n",
+                     "\"compute_slowdown\": %.4f, \"wakes_per_copy\": %.3f, \"pieces_per_copy\": %.3f, "
+                     "\"caller_cpus\": \"%s\"}%s\n",
                      r.bytes, r.reps, r.memcpy_s * 1e9, r.kupl_copy_s * 1e9, r.compute_s * 1e9,
                      r.together_s * 1e9, r.submit_s * 1e9, r.compute_during_s * 1e9,
                      r.wait_after_compute_s * 1e9, r.speedup(), r.ideal(), r.slowdown(), r.wakes_per_copy,
-                     r.pieces_per_copy, i + 1 < results.size() ? "," : "");
+                     r.pieces_per_copy, r.caller_cpus.c_str(), i + 1 < results.size() ? "," : "");
     }
     std::fprintf(f, "  ]\n}\n");
     std::fclose(f);

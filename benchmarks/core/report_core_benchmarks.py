@@ -139,7 +139,11 @@ def main():
                   for k in ("memcpy_ns", "kupl_copy_ns", "compute_ns", "together_ns", "submit_ns",
                             "compute_during_copy_ns", "wait_after_compute_ns")]
             print(f"{fmt_size(res['bytes']):>8} " + " ".join(f"{v:8.3f}" for v in ms)
-                  + f"   wakes/copy {res['wakes_per_copy']:.2f} pieces/copy {res['pieces_per_copy']:.2f}")
+                  + f"   wakes/copy {res['wakes_per_copy']:.2f} pieces/copy {res['pieces_per_copy']:.2f}"
+                  + f" submitted on {res.get('caller_cpus', '?')}")
+        with open(overlap_path) as f:
+            context = json.load(f)["context"]
+        print(f"copy channels placed on: {context.get('kupl_channel_placement', '?')}")
 
     errors = [n for d in (bw, c2d) for n, e in d.items() if "error" in e]
     for name in errors:
