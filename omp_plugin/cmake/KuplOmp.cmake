@@ -40,12 +40,22 @@ function(kupl_omp_add_executable name)
     endif()
   endforeach()
   set(out ${CMAKE_CURRENT_BINARY_DIR}/bin/${name})
+  # Header dependencies come from clang's depfile; it names one source's headers only, so it is
+  # used for single-source programs (the sources themselves are always dependencies).
+  set(depfile_flags "")
+  set(depfile_option "")
+  list(LENGTH sources source_count)
+  if(source_count EQUAL 1)
+    set(depfile_flags -MD -MF ${out}.d)
+    set(depfile_option DEPFILE ${out}.d)
+  endif()
   add_custom_command(
     OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/bin
-    COMMAND ${compiler} -fopenmp -fopenmp-targets=${KUPL_OMP_TRIPLE} ${ARG_OPTIONS} ${sources} -o ${out} ${ARG_LIBRARIES}
+    COMMAND ${compiler} -fopenmp -fopenmp-targets=${KUPL_OMP_TRIPLE} ${ARG_OPTIONS} ${depfile_flags} ${sources}
+            -o ${out} ${ARG_LIBRARIES}
     DEPENDS ${sources}
-    IMPLICIT_DEPENDS C ${sources}
+    ${depfile_option}
     COMMENT "clang OpenMP offload: ${name}"
     VERBATIM)
   if(ARG_ALL)
