@@ -145,6 +145,10 @@ def main():
             context = json.load(f)["context"]
         print(f"copy channels placed on: {context.get('kupl_channel_placement', '?')}")
 
+    cpus = sorted({int(e["caller_cpu"]) for d in (bw, c2d) for e in d.values() if "caller_cpu" in e})
+    if cpus:
+        print(f"Google Benchmark thread ran on CPU {', '.join(map(str, cpus))} (median per benchmark)")
+
     errors = [n for d in (bw, c2d) for n, e in d.items() if "error" in e]
     for name in errors:
         print(f"ERROR in {name}: {(bw.get(name) or c2d.get(name))['error']}")
