@@ -44,6 +44,7 @@ bool Executor::try_run_one() {
     if (task_count_.load(std::memory_order_relaxed) == 0)
         return false;
     std::function<void()> task;
+    bool more;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (tasks_.empty())
@@ -51,7 +52,10 @@ bool Executor::try_run_one() {
         task = std::move(tasks_.front());
         tasks_.pop_front();
         task_count_.fetch_sub(1, std::memory_order_relaxed);
+        more = !tasks_.empty();
     }
+    if (more && idle_.notify(false)) // a spinner skipped the wake-up for it: pass it on
+        support::bump(counters_.worker_wakes);
     busy_.fetch_add(1, std::memory_order_relaxed);
     task();
     busy_.fetch_sub(1, std::memory_order_relaxed);

@@ -4,6 +4,7 @@
 
 #include "support/counters.h"
 #include "support/parking.h"
+#include "support/worker_loop.h"
 
 #include <atomic>
 #include <deque>
@@ -39,7 +40,7 @@ class Executor {
     std::atomic<std::size_t> task_count_{0};
     std::atomic<int> busy_{0};
     std::atomic<bool> stopping_{false};
-    support::EventCount idle_;
+    support::IdleWorkers idle_;
     std::vector<std::thread> threads_;
 };
 

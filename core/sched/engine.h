@@ -40,8 +40,13 @@ class Engine {
     const char *copy_and_wait(const copy::CopyDescriptor &copy);
 
     // Waits until done() is true: helps the copy engine, spins briefly, then sleeps on `wakeups`
-    // (whoever makes done() true must notify it).
+    // (whoever makes done() true must notify it). announce() runs before each sleep, after the
+    // sleep is prepared, so a notifier that only wakes announced waiters cannot miss this one.
     template <typename Done> void block_until(Done done, support::EventCount &wakeups) {
+        block_until(done, wakeups, [] {});
+    }
+    template <typename Done, typename Announce>
+    void block_until(Done done, support::EventCount &wakeups, Announce announce) {
         const std::uint64_t deadline = support::now_ns() + std::uint64_t{config_.spin_us} * 1000;
         while (!done()) {
             if (may_help() && backend_->help_one())
@@ -52,6 +57,7 @@ class Engine {
                 continue;
             }
             const std::uint32_t key = wakeups.prepare_wait();
+            announce();
             if (done()) {
                 wakeups.cancel_wait();
                 return;

@@ -83,18 +83,28 @@ bool Queue::retire_head() {
     engine_.settle(*done, record_error);
     done.reset();
     bool more;
+    std::uint64_t now_finished;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        finished_.fetch_add(1, std::memory_order_seq_cst);
+        now_finished = finished_.fetch_add(1, std::memory_order_seq_cst) + 1;
         more = !ops_.empty();
         running_ = more;
     }
-    progress_.notify(true);
+    if (now_finished >= wake_at_.load(std::memory_order_seq_cst)) {
+        wake_at_.store(UINT64_MAX, std::memory_order_seq_cst); // woken waiters announce again
+        progress_.notify(true);
+    }
     return more;
 }
 
 void Queue::wait_for(std::uint64_t ticket) {
-    engine_.block_until([this, ticket] { return finished() >= ticket; }, progress_);
+    engine_.block_until([this, ticket] { return finished() >= ticket; }, progress_,
+                        [this, ticket] {
+                            std::uint64_t current = wake_at_.load(std::memory_order_seq_cst);
+                            while (ticket < current && !wake_at_.compare_exchange_weak(
+                                                           current, ticket, std::memory_order_seq_cst)) {
+                            }
+                        });
 }
 
 bool Queue::wait_all() {

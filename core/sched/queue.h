@@ -55,6 +55,9 @@ class Queue : public std::enable_shared_from_this<Queue> {
     unsigned failures_since_wait_ = 0;    // guarded by mutex_
     unsigned failures_since_record_ = 0;  // guarded by mutex_
     std::atomic<std::uint64_t> finished_{0};
+    // The smallest ticket a sleeping waiter waits for: retiring wakes waiters only when it is
+    // reached, not at every op (each wake-up costs a system call and a context switch).
+    std::atomic<std::uint64_t> wake_at_{UINT64_MAX};
     support::EventCount progress_;
 };
 

@@ -10,35 +10,55 @@
 
 namespace kupl::support {
 
+// Where idle workers wait: parked ones on an event count, while `spinning` counts those still
+// spinning, which find new work without being woken.
+struct IdleWorkers {
+    EventCount parked;
+    std::atomic<int> spinning{0};
+
+    // Call after publishing work. Wakes one parked worker unless one is spinning (it will take the
+    // work: waking another would only make it spin in vain, on a core someone else needs), or every
+    // parked worker when `all`. Returns true if it issued a wake-up.
+    bool notify(bool all) {
+        if (!all && spinning.fetch_add(0, std::memory_order_seq_cst) > 0)
+            return false;
+        return parked.notify(all);
+    }
+};
+
 // try_run() does one unit of work and returns true, or returns false if there is none.
 // has_work() is a cheap, racy hint used while spinning. Returns once `stopping` is set and
 // try_run() finds nothing.
 template <typename TryRun, typename HasWork>
-void run_worker_loop(TryRun try_run, HasWork has_work, const std::atomic<bool> &stopping, EventCount &idle,
+void run_worker_loop(TryRun try_run, HasWork has_work, const std::atomic<bool> &stopping, IdleWorkers &idle,
                      unsigned spin_us, Counters &counters) {
     for (;;) {
         if (try_run())
             continue;
         const std::uint64_t deadline = now_ns() + std::uint64_t{spin_us} * 1000;
         bool found = false;
+        idle.spinning.fetch_add(1, std::memory_order_seq_cst);
         while (!found && now_ns() < deadline) {
             for (int i = 0; i < 16; ++i)
                 cpu_relax();
             found = has_work();
         }
+        // Stop counting as a spinner before the last look, so a producer that saw us spinning
+        // (and so woke nobody) has published its work before that look.
+        idle.spinning.fetch_sub(1, std::memory_order_seq_cst);
         if (found)
             continue;
-        const std::uint32_t key = idle.prepare_wait();
+        const std::uint32_t key = idle.parked.prepare_wait();
         if (try_run()) {
-            idle.cancel_wait();
+            idle.parked.cancel_wait();
             continue;
         }
         if (stopping.load(std::memory_order_acquire)) {
-            idle.cancel_wait();
+            idle.parked.cancel_wait();
             return;
         }
         bump(counters.worker_parks);
-        idle.commit_wait(key);
+        idle.parked.commit_wait(key);
     }
 }
 

@@ -48,7 +48,8 @@ std::string SoftwareBackend::channel_placement(int index) const {
 void SoftwareBackend::channel_main(int index, const topo::Topology &topology) {
     // Channels take the last cores: application threads usually start from core 0.
     const int core = topology.num_cores() - 1 - (index % topology.num_cores());
-    std::string where = topology.bind_calling_thread_to_core(core);
+    std::string where =
+        options_.bind ? topology.bind_calling_thread_to_core(core) : "unbound (KUPL_BIND_CHANNELS=0)";
     {
         std::lock_guard<std::mutex> lock(mutex_);
         placement_[static_cast<std::size_t>(index)] = where;
@@ -97,6 +98,7 @@ bool SoftwareBackend::try_run_one() {
     if (pending_count_.load(std::memory_order_relaxed) == 0)
         return false;
     Piece piece{};
+    bool more;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         int priority = 3;
@@ -106,8 +108,10 @@ bool SoftwareBackend::try_run_one() {
             return false;
         piece = pending_[priority].front();
         pending_[priority].pop_front();
-        pending_count_.fetch_sub(1, std::memory_order_relaxed);
+        more = pending_count_.fetch_sub(1, std::memory_order_relaxed) > 1;
     }
+    if (more && idle_.notify(false)) // a spinner skipped the wake-up for it: pass it on
+        support::bump(counters_.worker_wakes);
     busy_.fetch_add(1, std::memory_order_relaxed);
     run_piece(piece);
     busy_.fetch_sub(1, std::memory_order_relaxed);

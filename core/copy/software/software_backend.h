@@ -6,6 +6,7 @@
 #include "copy/kernels/copy_kernels.h"
 #include "support/counters.h"
 #include "support/parking.h"
+#include "support/worker_loop.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -27,7 +28,8 @@ struct SoftwareBackendOptions {
     std::size_t nt_threshold = 64 << 20;      // copies at least this large use streaming stores
     std::size_t prefetch_threshold = 1 << 20; // 2D copies with a larger footprint prefetch rows
     unsigned spin_us = 50;
-    int helpers = 1; // threads besides the channels that take pieces (waiting callers)
+    int helpers = 1;  // threads besides the channels that take pieces (waiting callers)
+    bool bind = true; // pin each channel to a core
 };
 
 class SoftwareBackend final : public CopyBackend {
@@ -67,7 +69,7 @@ class SoftwareBackend final : public CopyBackend {
     std::atomic<std::size_t> pending_count_{0};
     std::atomic<bool> stopping_{false};
     std::atomic<int> busy_{0};
-    support::EventCount idle_;
+    support::IdleWorkers idle_;
     std::vector<std::thread> channels_;
     std::vector<std::string> placement_; // written by each channel at start, guarded by mutex_
 };
