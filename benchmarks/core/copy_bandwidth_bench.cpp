@@ -1,7 +1,9 @@
 // 1D copies, side by side at each size: glibc memcpy on the calling thread (the peer),
 // kupl_memcpy_async + kupl_event_wait (the caller only waits), and the synchronous
-// kupl_memcpy. Ratios are taken by report_core_benchmarks.py from the medians.
+// kupl_memcpy; for large sizes also the machine's two-thread streaming-copy ceiling.
+// Ratios are taken by report_core_benchmarks.py from the medians.
 #include "bench_support.h"
+#include "two_thread_stream_copy.h"
 
 namespace {
 
@@ -72,6 +74,19 @@ void kupl_memcpy_sync(benchmark::State &state) {
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * state.range(0));
 }
 
+void ceiling_two_thread_stream(benchmark::State &state) {
+    const size_t n = static_cast<size_t>(state.range(0));
+    bench::Buffers &b = bench::buffers(n);
+    poison(b, n);
+    {
+        bench::TwoThreadStreamCopier copier;
+        for (auto _ : state)
+            copier.copy(b.dst, b.src, n);
+    }
+    verify(state, b, n);
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * state.range(0));
+}
+
 // 4 KiB .. 256 MiB in steps of 4x. Real time: the caller's CPU time says nothing
 // about a copy done by another thread.
 void sizes(benchmark::internal::Benchmark *b) {
@@ -83,6 +98,7 @@ void sizes(benchmark::internal::Benchmark *b) {
 BENCHMARK(memcpy_on_caller)->Apply(sizes);
 BENCHMARK(kupl_memcpy_async_wait)->Apply(sizes);
 BENCHMARK(kupl_memcpy_sync)->Apply(sizes);
+BENCHMARK(ceiling_two_thread_stream)->RangeMultiplier(4)->Range(16 << 20, kMaxBytes)->UseRealTime();
 
 int main(int argc, char **argv) {
     return bench::run_main(argc, argv);

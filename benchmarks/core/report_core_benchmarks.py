@@ -71,6 +71,9 @@ def main():
     m64, a64 = one_d("memcpy_on_caller", 64 << 20), one_d("kupl_memcpy_async_wait", 64 << 20)
     r = ratio(m64, a64)
     rows.append(("1. async 64 MiB copy+wait, bandwidth vs memcpy", r, "x", ">= 1.8x", "2.0x", verdict(r, 1.8)))
+    c64 = one_d("ceiling_two_thread_stream", 64 << 20)
+    rows.append(("   ... machine ceiling (2 threads, streaming stores) vs memcpy", ratio(m64, c64), "x",
+                 "reference", "", ""))
 
     for res in overlap:
         label = f"2. overlap {fmt_size(res['bytes'])} copy + equal compute, speedup"
@@ -110,13 +113,14 @@ def main():
         print(f"{label:<72} {shown:>10} {target:>24} {vendor:>8}  {v}")
 
     print()
-    print("1D size sweep (GB/s are payload bytes per second; x = speed vs memcpy;"
-          " counters per copy of the async variant)")
+    print("1D size sweep (GB/s are payload bytes per second; x = speed vs memcpy; 2thr-NT = the"
+          " machine's two-thread streaming-copy ceiling; counters per copy of the async variant)")
     print(f"{'size':>8} {'memcpy':>8} {'async+wait':>11} {'x':>6} {'kupl_memcpy':>12} {'x':>6}"
-          f" {'inline':>7} {'pieces':>7} {'wakes':>6}")
+          f" {'2thr-NT':>8} {'x':>6} {'inline':>7} {'pieces':>7} {'wakes':>6}")
     sizes = sorted({int(name.split("/")[1]) for name in bw if name.startswith("memcpy_on_caller/")})
     for n in sizes:
         m, a, s = one_d("memcpy_on_caller", n), one_d("kupl_memcpy_async_wait", n), one_d("kupl_memcpy_sync", n)
+        c = one_d("ceiling_two_thread_stream", n)
 
         def gbs(e):
             return f"{n / e['ns']:.1f}" if e else "n/a"
@@ -128,7 +132,7 @@ def main():
             return f"{a[key]:.2f}" if a and key in a else "-"
 
         print(f"{fmt_size(n):>8} {gbs(m):>8} {gbs(a):>11} {x(a):>6} {gbs(s):>12} {x(s):>6}"
-              f" {counter('inline/op'):>7} {counter('pieces/op'):>7} {counter('wakes/op'):>6}")
+              f" {gbs(c) if c else '-':>8} {x(c) if c else '-':>6} {counter('inline/op'):>7} {counter('pieces/op'):>7} {counter('wakes/op'):>6}")
 
     if overlap:
         print()
