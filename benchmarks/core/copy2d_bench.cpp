@@ -37,15 +37,19 @@ class BlockWalk {
     size_t next() {
         if (!cold_)
             return 0;
-        const size_t offset = (k_ / per_band_) * band_bytes_ + (k_ % per_band_) * step_;
-        k_ = (k_ + 1) % (per_band_ * bands_);
-        return offset;
+        const size_t k = position()++ % (per_band_ * bands_);
+        return (k / per_band_) * band_bytes_ + (k % per_band_) * step_;
     }
 
   private:
     size_t step_, per_band_, bands_, band_bytes_;
     bool cold_;
-    size_t k_ = 0;
+    // One walk for the whole process: a run continues where the previous one (of another
+    // variant, with interleaved repetitions) stopped, instead of finding its lines in the L3.
+    static size_t &position() {
+        static size_t k = 0;
+        return k;
+    }
 };
 
 // Zeroes the packed destination before the timed loop and checks every row of the last
