@@ -43,18 +43,32 @@ int submit_function(const char *function, kupl_queue_h queue, std::function<void
     return KUPL_OK;
 }
 
-// Enqueues "later work on queue waits for event's latest record"; returns the op's ticket or 0.
-std::uint64_t enqueue_wait(const char *function, kupl::sched::Queue &queue,
-                           const std::shared_ptr<kupl::sched::Event> &event) {
-    const std::uint64_t generation = event->latest_record();
-    if (generation == 0) {
-        fail(function, "the event was never recorded");
-        return 0;
-    }
+// Makes later work on queue wait for event's latest record; with `block`, also waits for that
+// point of the queue (kupl_queue_wait_event) and reports a failure of the awaited work.
+int order_after_event(const char *function, kupl_queue_h queue, kupl_event_h event, bool block) {
+    kupl::Runtime *runtime = runtime_for(function);
+    if (runtime == nullptr)
+        return KUPL_ERROR;
+    auto target = find_queue(*runtime, queue, function);
+    auto awaited = find_event(*runtime, event, function);
+    if (target == nullptr || awaited == nullptr)
+        return KUPL_ERROR;
+    if (block && target->called_from_own_item())
+        return fail(function, "waiting on a queue from one of its own items would deadlock");
+    const std::uint64_t generation = awaited->latest_record();
+    if (generation == 0)
+        return fail(function, "the event was never recorded");
     auto op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::wait_event);
-    op->awaited = event;
+    op->awaited = awaited;
     op->awaited_generation = generation;
-    return queue.enqueue(std::move(op));
+    const std::uint64_t ticket = target->enqueue(std::move(op));
+    if (!block)
+        return KUPL_OK;
+    target->wait_for(ticket);
+    std::string why;
+    if (awaited->failed(&why))
+        return fail(function, "the awaited work failed: %s", why.c_str());
+    return KUPL_OK;
 }
 
 } // namespace
@@ -112,34 +126,11 @@ int kupl_queue_wait(kupl_queue_h queue) {
 }
 
 int kupl_queue_wait_event(kupl_queue_h queue, kupl_event_h event) {
-    kupl::Runtime *runtime = runtime_for(__func__);
-    if (runtime == nullptr)
-        return KUPL_ERROR;
-    auto target = find_queue(*runtime, queue, __func__);
-    auto awaited = find_event(*runtime, event, __func__);
-    if (target == nullptr || awaited == nullptr)
-        return KUPL_ERROR;
-    if (target->called_from_own_item())
-        return fail(__func__, "waiting on a queue from one of its own items would deadlock");
-    const std::uint64_t ticket = enqueue_wait(__func__, *target, awaited);
-    if (ticket == 0)
-        return KUPL_ERROR;
-    target->wait_for(ticket);
-    std::string why;
-    if (awaited->failed(&why))
-        return fail(__func__, "the awaited work failed: %s", why.c_str());
-    return KUPL_OK;
+    return order_after_event(__func__, queue, event, true);
 }
 
 int kuplx_queue_wait_event_async(kupl_queue_h queue, kupl_event_h event) {
-    kupl::Runtime *runtime = runtime_for(__func__);
-    if (runtime == nullptr)
-        return KUPL_ERROR;
-    auto target = find_queue(*runtime, queue, __func__);
-    auto awaited = find_event(*runtime, event, __func__);
-    if (target == nullptr || awaited == nullptr)
-        return KUPL_ERROR;
-    return enqueue_wait(__func__, *target, awaited) == 0 ? KUPL_ERROR : KUPL_OK;
+    return order_after_event(__func__, queue, event, false);
 }
 
 int kupl_queue_submit(kupl_queue_h queue, kupl_queue_item_desc_t *desc) {
