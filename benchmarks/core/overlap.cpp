@@ -7,6 +7,8 @@
 // speedup          = (memcpy + compute) / together   (the serial program / the overlapped one;
 //                    ideal (a+b)/max(a,b), 2.0 when equal)
 // compute slowdown = compute time while the copy runs / compute alone
+// The report also gives (KUPL copy alone + compute) / together: below the memcpy-based figure
+// when the copy alone is faster than memcpy (a waiting caller helps it; a computing one cannot).
 // Medians over the repetitions. Exit status 1 if any KUPL call fails or a copy is wrong.
 //
 // Usage: overlap [--bytes=4M,64M,256M] [--reps=15] [--json=FILE]
