@@ -1,6 +1,7 @@
 // 1D copies, side by side at each size: glibc memcpy on the calling thread (the peer),
 // kupl_memcpy_async + kupl_event_wait (the caller only waits), and the synchronous
-// kupl_memcpy; for large sizes also the machine's two-thread streaming-copy ceiling.
+// kupl_memcpy; from 16 MiB also a plain two-thread streaming copy, the reference for what
+// the memory system allows (see two_thread_stream_copy.h).
 // Ratios are taken by report_core_benchmarks.py from the medians.
 #include "bench_support.h"
 #include "two_thread_stream_copy.h"
