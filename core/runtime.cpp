@@ -56,7 +56,7 @@ std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const 
     options.prefetch_threshold =
         topology.l2_cache_bytes() > 0 ? topology.l2_cache_bytes() : std::size_t{1} << 20;
     options.helpers = config.wait_helps ? 1 : 0;
-    options.bind = config.bind_channels;
+    options.binding = static_cast<topo::ThreadBinding>(config.bind_channels);
     auto backend = std::make_unique<copy::SoftwareBackend>(options, topology, counters);
     const int executors = config.num_executors > 0 ? config.num_executors : topology.num_cores();
     auto executor = std::make_unique<exec::Executor>(executors, config.spin_us, counters);

@@ -69,9 +69,9 @@ Config read_config_from_environment() {
     read_number(config.num_executors, {"KUPL_NUM_EXECUTORS"});
     read_number(config.spin_us, {"KUPL_SPIN_US"});
     read_number(config.fault_inject, {"KUPL_FAULT_INJECT"});
-    unsigned bind = config.bind_channels ? 1 : 0;
-    read_number(bind, {"KUPL_BIND_CHANNELS"});
-    config.bind_channels = bind != 0;
+    read_number(config.bind_channels, {"KUPL_BIND_CHANNELS"});
+    if (config.bind_channels > 2)
+        config.bind_channels = 2;
     unsigned helps = config.wait_helps ? 1 : 0;
     read_number(helps, {"KUPL_WAIT_HELPS"});
     config.wait_helps = helps != 0;

@@ -23,8 +23,9 @@ struct Config {
     int num_executors = 0;
     // How long an idle worker (or a waiting caller) spins before it parks. KUPL_SPIN_US.
     unsigned spin_us = 50;
-    // Whether copy channels are pinned to cores (hwloc). KUPL_BIND_CHANNELS (1/0).
-    bool bind_channels = true;
+    // Channel placement (hwloc): 0 none, 1 the NUMA node of its core where there are several
+    // nodes, 2 its own core. KUPL_BIND_CHANNELS.
+    unsigned bind_channels = 1;
     // Whether callers blocked in a wait execute copy pieces themselves. KUPL_WAIT_HELPS (1/0).
     bool wait_helps = true;
     // Copies to fail on purpose, for tests. KUPL_FAULT_INJECT.

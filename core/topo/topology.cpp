@@ -42,7 +42,9 @@ Topology::~Topology() {
         hwloc_topology_destroy(topology_);
 }
 
-std::string Topology::bind_calling_thread_to_core(int core) const {
+std::string Topology::place_calling_thread(int core, ThreadBinding binding) const {
+    if (binding == ThreadBinding::none)
+        return "unbound (KUPL_BIND_CHANNELS=0)";
     if (topology_ == nullptr)
         return "unbound (no topology)";
     hwloc_obj_t obj =
@@ -51,18 +53,31 @@ std::string Topology::bind_calling_thread_to_core(int core) const {
         obj = hwloc_get_obj_by_type(topology_, HWLOC_OBJ_PU, static_cast<unsigned>(core % num_cores_));
     if (obj == nullptr || obj->cpuset == nullptr)
         return "unbound (no such core)";
+    hwloc_obj_t node = hwloc_get_obj_inside_cpuset_by_type(topology_, obj->cpuset, HWLOC_OBJ_NUMANODE, 0);
+    if (node == nullptr) // NUMA nodes hang off a parent of the core; find the one covering it
+        for (hwloc_obj_t up = obj; up != nullptr && node == nullptr; up = up->parent)
+            if (up->memory_arity > 0)
+                node = up->memory_first_child;
+    const int node_index = node != nullptr ? static_cast<int>(node->logical_index) : 0;
+    if (binding == ThreadBinding::numa_node &&
+        (num_numa_nodes_ < 2 || node == nullptr || node->cpuset == nullptr)) {
+        char text[96];
+        std::snprintf(text, sizeof text, "unbound (one NUMA node: the scheduler places it), numa %d",
+                      node_index);
+        return text;
+    }
+    hwloc_const_cpuset_t target = binding == ThreadBinding::core ? obj->cpuset : node->cpuset;
     char cpus[64];
-    hwloc_bitmap_list_snprintf(cpus, sizeof cpus, obj->cpuset);
-    hwloc_obj_t node = nullptr;
-    if (obj->nodeset != nullptr)
-        node = hwloc_get_obj_inside_cpuset_by_type(topology_, obj->cpuset, HWLOC_OBJ_NUMANODE, 0);
-    int node_index = node != nullptr ? static_cast<int>(node->logical_index) : 0;
+    hwloc_bitmap_list_snprintf(cpus, sizeof cpus, target);
     char text[128];
-    if (hwloc_set_cpubind(topology_, obj->cpuset, HWLOC_CPUBIND_THREAD) != 0) {
+    if (hwloc_set_cpubind(topology_, target, HWLOC_CPUBIND_THREAD) != 0) {
         std::snprintf(text, sizeof text, "unbound (binding to cpus %s refused)", cpus);
         return text;
     }
-    std::snprintf(text, sizeof text, "core %u (cpus %s) numa %d", obj->logical_index, cpus, node_index);
+    if (binding == ThreadBinding::core)
+        std::snprintf(text, sizeof text, "core %u (cpus %s) numa %d", obj->logical_index, cpus, node_index);
+    else
+        std::snprintf(text, sizeof text, "numa %d (cpus %s)", node_index, cpus);
     return text;
 }
 

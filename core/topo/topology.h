@@ -10,6 +10,10 @@ namespace kupl::topo {
 
 enum class MemoryTier { default_tier, large_capacity, high_bandwidth };
 
+// How a runtime thread is placed: not at all, on the cores of the NUMA node of a core (only
+// where the machine has several nodes: on one node the scheduler balances best), or on one core.
+enum class ThreadBinding { none = 0, numa_node = 1, core = 2 };
+
 class Topology {
   public:
     Topology();
@@ -22,10 +26,10 @@ class Topology {
     std::size_t last_level_cache_bytes() const { return llc_bytes_; }
     std::size_t l2_cache_bytes() const { return l2_bytes_; }
 
-    // Binds the calling thread to core number `core` (taken modulo the core count) and
-    // returns where it now runs, e.g. "core 1 (cpus 1) numa 0". Never fails hard: if binding is
+    // Places the calling thread near core number `core` (taken modulo the core count) and
+    // returns where it now runs, e.g. "numa 1 (cpus 8-15)". Never fails hard: if binding is
     // refused the thread stays unbound and the text says so.
-    std::string bind_calling_thread_to_core(int core) const;
+    std::string place_calling_thread(int core, ThreadBinding binding) const;
 
     // Binds [ptr, ptr+size) to the NUMA node that is best for `tier` by hwloc's memory
     // attributes, seen from the calling thread. Returns false if the machine has no such tier

@@ -48,8 +48,7 @@ std::string SoftwareBackend::channel_placement(int index) const {
 void SoftwareBackend::channel_main(int index, const topo::Topology &topology) {
     // Channels take the last cores: application threads usually start from core 0.
     const int core = topology.num_cores() - 1 - (index % topology.num_cores());
-    std::string where =
-        options_.bind ? topology.bind_calling_thread_to_core(core) : "unbound (KUPL_BIND_CHANNELS=0)";
+    std::string where = topology.place_calling_thread(core, options_.binding);
     {
         std::lock_guard<std::mutex> lock(mutex_);
         placement_[static_cast<std::size_t>(index)] = where;

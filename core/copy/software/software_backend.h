@@ -16,9 +16,7 @@
 #include <thread>
 #include <vector>
 
-namespace kupl::topo {
-class Topology;
-}
+#include "topo/topology.h"
 
 namespace kupl::copy {
 
@@ -28,8 +26,8 @@ struct SoftwareBackendOptions {
     std::size_t nt_threshold = 64 << 20;      // copies at least this large use streaming stores
     std::size_t prefetch_threshold = 1 << 20; // 2D copies with a larger footprint prefetch rows
     unsigned spin_us = 50;
-    int helpers = 1;  // threads besides the channels that take pieces (waiting callers)
-    bool bind = true; // pin each channel to a core
+    int helpers = 1; // threads besides the channels that take pieces (waiting callers)
+    topo::ThreadBinding binding = topo::ThreadBinding::numa_node;
 };
 
 class SoftwareBackend final : public CopyBackend {
