@@ -52,9 +52,6 @@ std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const 
     options.split_threshold = config.mt_threshold;
     options.nt_threshold = config.nt_threshold > 0 ? config.nt_threshold : default_nt_threshold(topology);
     options.spin_us = config.spin_us;
-    // Rows beyond the private cache are likely cold: only then is prefetching them worth it.
-    options.prefetch_threshold =
-        topology.l2_cache_bytes() > 0 ? topology.l2_cache_bytes() : std::size_t{1} << 20;
     options.helpers = config.wait_helps ? 1 : 0;
     options.binding = static_cast<topo::ThreadBinding>(config.bind_channels);
     auto backend = std::make_unique<copy::SoftwareBackend>(options, topology, counters);

@@ -25,9 +25,6 @@ Topology::Topology() {
     num_cores_ = cores > 0 ? cores : 1;
     int nodes = hwloc_get_nbobjs_by_type(topology_, HWLOC_OBJ_NUMANODE);
     num_numa_nodes_ = nodes > 0 ? nodes : 1;
-    hwloc_obj_t l2 = hwloc_get_obj_by_type(topology_, HWLOC_OBJ_L2CACHE, 0);
-    if (l2 != nullptr && l2->attr != nullptr)
-        l2_bytes_ = static_cast<std::size_t>(l2->attr->cache.size);
     for (hwloc_obj_type_t type : {HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE}) {
         hwloc_obj_t cache = hwloc_get_obj_by_type(topology_, type, 0);
         if (cache != nullptr && cache->attr != nullptr) {

@@ -24,7 +24,6 @@ class Topology {
     int num_cores() const { return num_cores_; }
     int num_numa_nodes() const { return num_numa_nodes_; }
     std::size_t last_level_cache_bytes() const { return llc_bytes_; }
-    std::size_t l2_cache_bytes() const { return l2_bytes_; }
 
     // Places the calling thread near core number `core` (taken modulo the core count) and
     // returns where it now runs, e.g. "numa 1 (cpus 8-15)". Never fails hard: if binding is
@@ -44,7 +43,6 @@ class Topology {
     int num_cores_ = 1;
     int num_numa_nodes_ = 1;
     std::size_t llc_bytes_ = 0;
-    std::size_t l2_bytes_ = 0;
 };
 
 } // namespace kupl::topo

@@ -14,8 +14,8 @@ using RowKernel = void (*)(char *dst, std::size_t dpitch, const char *src, std::
                            std::size_t width, std::size_t rows);
 
 // The kernel for rows of this width: for 1..64 B a loop of fixed-size moves with no library
-// call per row (and, with prefetch, a prefetch of the source rows ahead, for copies too large to
-// be in the caches already); wider rows use memcpy per row.
+// call per row (and, with prefetch, a prefetch of the source rows ahead: channel copies are large
+// enough to pay for it, inline ones are not); wider rows use memcpy per row.
 RowKernel select_row_kernel(std::size_t width, bool prefetch);
 
 } // namespace kupl::copy

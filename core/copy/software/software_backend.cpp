@@ -61,11 +61,8 @@ void SoftwareBackend::channel_main(int index, const topo::Topology &topology) {
 }
 
 void SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *done) {
-    auto *job = new Job{copy,
-                        done,
-                        select_row_kernel(copy.width, copy.cost_bytes() > options_.prefetch_threshold),
-                        copy.bytes() >= options_.nt_threshold,
-                        {0}};
+    auto *job =
+        new Job{copy, done, select_row_kernel(copy.width, true), copy.bytes() >= options_.nt_threshold, {0}};
     const std::size_t bytes = copy.cost_bytes();
     const bool one_d = copy.height == 1;
     const std::size_t units = one_d ? copy.width : copy.height;

@@ -24,7 +24,6 @@ struct SoftwareBackendOptions {
     int num_channels = 1;
     std::size_t split_threshold = 512 * 1024; // copies at least this large are split
     std::size_t nt_threshold = 64 << 20;      // copies at least this large use streaming stores
-    std::size_t prefetch_threshold = 1 << 20; // 2D copies with a larger footprint prefetch rows
     unsigned spin_us = 50;
     int helpers = 1; // threads besides the channels that take pieces (waiting callers)
     topo::ThreadBinding binding = topo::ThreadBinding::numa_node;
