@@ -6,6 +6,7 @@
 #include "support/parking.h"
 #include "support/worker_loop.h"
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <functional>
@@ -23,8 +24,13 @@ class Executor {
     Executor &operator=(const Executor &) = delete;
 
     int num_threads() const { return static_cast<int>(threads_.size()); }
-    // Executor threads running a task right now.
-    int busy() const { return busy_.load(std::memory_order_relaxed); }
+    // Executor threads running a task now or about to (a posted task whose thread is still
+    // waking up counts: it will want a core in a moment).
+    int busy() const {
+        const std::size_t wanted = static_cast<std::size_t>(busy_.load(std::memory_order_relaxed)) +
+                                   task_count_.load(std::memory_order_relaxed);
+        return static_cast<int>(std::min(wanted, threads_.size()));
+    }
     // Runs task on one of the executor threads, in no particular order with other posts.
     void post(std::function<void()> task);
     // Stops the threads after the tasks posted so far have run.
