@@ -22,7 +22,7 @@ Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend>
     : config_(config), backend_(std::move(backend)), executor_(std::move(executor)), num_cores_(num_cores),
       counters_(counters), faults_(faults) {}
 
-const char *Engine::copy_now(const copy::CopyDescriptor &c) {
+void Engine::copy_now(const copy::CopyDescriptor &c) {
     if (c.height == 1)
         copy::copy_bytes(c.dst, c.src, c.width, false);
     else
@@ -30,7 +30,6 @@ const char *Engine::copy_now(const copy::CopyDescriptor &c) {
                                                 static_cast<const char *>(c.src), c.spitch, c.width,
                                                 c.height);
     support::bump(counters_.copies_inline);
-    return nullptr;
 }
 
 bool Engine::start(Op &op) {
@@ -44,7 +43,7 @@ bool Engine::start(Op &op) {
         if (op.copy.bytes() == 0)
             return true;
         if (op.copy.cost_bytes() < config_.inline_threshold) {
-            op.error = copy_now(op.copy);
+            copy_now(op.copy);
             return true;
         }
         backend_->submit(op.copy, &op);
@@ -52,7 +51,6 @@ bool Engine::start(Op &op) {
     }
     case Op::Kind::host_function:
         // Only the synchronous queue gets here; other queues post to the executor (Queue::drain).
-        support::bump(counters_.host_items);
         op.function();
         return true;
     case Op::Kind::record:
@@ -69,8 +67,6 @@ bool Engine::start(Op &op) {
 }
 
 void Engine::finish(Op &op) {
-    if (op.kind == Op::Kind::host_function)
-        support::bump(counters_.host_items);
     if (op.queue != nullptr) {
         op.queue->head_finished(op);
         return;
@@ -85,6 +81,8 @@ void Engine::settle(Op &op, const char *record_error) {
             support::bump(counters_.copies_failed);
         else
             support::bump(counters_.bytes_copied, op.copy.bytes());
+    } else if (op.kind == Op::Kind::host_function) {
+        support::bump(counters_.host_items);
     }
     if (op.signal != nullptr)
         op.signal->complete(op.signal_generation, op.kind == Op::Kind::record ? record_error : op.error);

@@ -30,7 +30,8 @@ class Engine {
     bool start(Op &op);
     // Called once when a started op finishes asynchronously.
     void finish(Op &op);
-    // Completes op's event (with its error, or record_error for a record) and counts the op.
+    // Completes op's event (with its error, or record_error for a record) and counts the op;
+    // every op passes here exactly once.
     void settle(Op &op, const char *record_error);
 
     // Runs an op that no queue orders (queue == NULL): it starts now and settles on its own.
@@ -75,8 +76,8 @@ class Engine {
     bool may_help() const {
         return config_.wait_helps && executor_->busy() + backend_->busy_threads() < num_cores_;
     }
-    // Executes a copy on the calling thread; returns nullptr or why it failed.
-    const char *copy_now(const copy::CopyDescriptor &copy);
+    // Executes a copy on the calling thread.
+    void copy_now(const copy::CopyDescriptor &copy);
 
     support::Config config_;
     std::unique_ptr<copy::CopyBackend> backend_;
