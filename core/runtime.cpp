@@ -1,6 +1,7 @@
 #include "runtime.h"
 
 #include "copy/software/software_backend.h"
+#include "kupl.h"
 #include "support/log.h"
 
 #include <pthread.h>
@@ -109,7 +110,7 @@ void *Runtime::acquire_queue(int index) {
     auto it = acquired_.find(index);
     if (it != acquired_.end())
         return it->second;
-    auto queue = std::make_shared<sched::Queue>(*engine, 0, index == -1);
+    auto queue = std::make_shared<sched::Queue>(*engine, 0, index == KUPL_ASYNC_SYNC);
     void *handle = queues.add(std::move(queue));
     acquired_.emplace(index, handle);
     return handle;
