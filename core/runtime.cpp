@@ -68,7 +68,7 @@ struct ExitHook {
         exiting.store(true);
         Runtime *runtime = current.load();
         if (runtime != nullptr)
-            runtime->shutdown(); // the object itself stays: late calls from other threads find it
+            runtime->drain_at_exit(); // the object itself stays: late calls from other threads find it
     }
 } exit_hook;
 
@@ -138,10 +138,10 @@ bool Runtime::wait_acquired() {
     return ok;
 }
 
-void Runtime::shutdown() {
+void Runtime::drain_at_exit() {
     for (auto &queue : queues.all())
         queue->wait_all();
-    engine->shutdown();
+    engine->drain();
 }
 
 } // namespace kupl

@@ -58,6 +58,9 @@ class CopyBackend {
     // Threads (channels and helpers) copying right now; 0 for a hardware engine.
     virtual int busy_threads() const { return 0; }
 
+    // True when every submitted copy has called its completion (exact: used to drain at exit).
+    virtual bool idle() const = 0;
+
     // Stops the channels after the copies submitted so far are done.
     virtual void shutdown() = 0;
 };

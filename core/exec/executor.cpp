@@ -31,6 +31,7 @@ void Executor::shutdown() {
 }
 
 void Executor::post(std::function<void()> task) {
+    unfinished_.fetch_add(1, std::memory_order_seq_cst);
     {
         std::lock_guard<std::mutex> lock(mutex_);
         tasks_.push_back(std::move(task));
@@ -38,6 +39,15 @@ void Executor::post(std::function<void()> task) {
     }
     if (idle_.notify(false))
         support::bump(counters_.worker_wakes);
+}
+
+namespace {
+thread_local const Executor *running_task_of = nullptr;
+} // namespace
+
+bool Executor::idle() const {
+    const std::size_t calling = running_task_of == this ? 1 : 0;
+    return unfinished_.load(std::memory_order_seq_cst) == calling;
 }
 
 bool Executor::try_run_one() {
@@ -57,8 +67,11 @@ bool Executor::try_run_one() {
     if (more && idle_.notify(false)) // a spinner skipped the wake-up for it: pass it on
         support::bump(counters_.worker_wakes);
     busy_.fetch_add(1, std::memory_order_relaxed);
+    running_task_of = this;
     task();
+    running_task_of = nullptr;
     busy_.fetch_sub(1, std::memory_order_relaxed);
+    unfinished_.fetch_sub(1, std::memory_order_seq_cst);
     return true;
 }
 

@@ -31,6 +31,9 @@ class Executor {
                                    task_count_.load(std::memory_order_relaxed);
         return static_cast<int>(std::min(wanted, threads_.size()));
     }
+    // True when every posted task has run to its end (exact, unlike busy()), not counting the
+    // task that is calling (a host item may call exit()).
+    bool idle() const;
     // Runs task on one of the executor threads, in no particular order with other posts.
     void post(std::function<void()> task);
     // Stops the threads after the tasks posted so far have run.
@@ -45,6 +48,7 @@ class Executor {
     std::deque<std::function<void()>> tasks_; // guarded by mutex_
     std::atomic<std::size_t> task_count_{0};
     std::atomic<int> busy_{0};
+    std::atomic<std::size_t> unfinished_{0}; // posted and not yet returned
     std::atomic<bool> stopping_{false};
     support::IdleWorkers idle_;
     std::vector<std::thread> threads_;

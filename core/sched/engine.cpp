@@ -5,6 +5,8 @@
 #include "sched/queue.h"
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 
 namespace kupl::sched {
 namespace {
@@ -132,6 +134,13 @@ const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
     }
     support::bump(counters_.bytes_copied, copy.bytes());
     return nullptr;
+}
+
+void Engine::drain() {
+    // A copy's completion may post a host item and a host item may submit a copy, each counted
+    // before the other is uncounted: executor, backend, executor again sees every hand-off.
+    while (!(executor_->idle() && backend_->idle() && executor_->idle()))
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
 }
 
 void Engine::shutdown() {

@@ -69,6 +69,8 @@ class Engine {
 
     // Stops the backend and the executor once the work submitted so far is done.
     void shutdown();
+    // Returns once no copy and no host item is in flight; the threads keep running.
+    void drain();
 
   private:
     // A waiting caller takes copy pieces only while that leaves every busy runtime thread a core:

@@ -61,6 +61,7 @@ void SoftwareBackend::channel_main(int index, const topo::Topology &topology) {
 }
 
 void SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *done) {
+    unfinished_jobs_.fetch_add(1, std::memory_order_seq_cst);
     auto *job =
         new Job{copy, done, select_row_kernel(copy.width, true), copy.bytes() >= options_.nt_threshold, {0}};
     const std::size_t bytes = copy.cost_bytes();
@@ -134,6 +135,7 @@ void SoftwareBackend::run_piece(const Piece &piece) {
         CopyCompletion *done = job.done;
         delete piece.job;
         done->copy_done(nullptr);
+        unfinished_jobs_.fetch_sub(1, std::memory_order_seq_cst);
     }
 }
 

@@ -42,6 +42,7 @@ class SoftwareBackend final : public CopyBackend {
     void submit(const CopyDescriptor &copy, CopyCompletion *done) override;
     bool help_one() override;
     int busy_threads() const override { return busy_.load(std::memory_order_relaxed); }
+    bool idle() const override { return unfinished_jobs_.load(std::memory_order_seq_cst) == 0; }
     void shutdown() override;
 
   private:
@@ -66,6 +67,7 @@ class SoftwareBackend final : public CopyBackend {
     std::atomic<std::size_t> pending_count_{0};
     std::atomic<bool> stopping_{false};
     std::atomic<int> busy_{0};
+    std::atomic<std::size_t> unfinished_jobs_{0}; // submitted, completion not yet returned
     support::IdleWorkers idle_;
     std::vector<std::thread> channels_;
     std::vector<std::string> placement_; // written by each channel at start, guarded by mutex_
