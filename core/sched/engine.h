@@ -53,8 +53,7 @@ class Engine {
             if (may_help() && backend_->help_one())
                 continue;
             if (support::now_ns() < deadline) {
-                for (int i = 0; i < 16; ++i)
-                    support::cpu_relax();
+                support::spin_pause();
                 continue;
             }
             const std::uint32_t key = wakeups.prepare_wait();

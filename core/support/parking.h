@@ -1,6 +1,8 @@
 // Sleeping and waking without lost wake-ups, and without a system call when nobody sleeps.
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -18,6 +20,16 @@ inline void cpu_relax() {
 #elif defined(__aarch64__)
     asm volatile("yield" ::: "memory");
 #endif
+}
+
+// One step of a spin-wait: a short pause, then offers the core to any thread the kernel has
+// waiting for it. On an idle core the yield returns at once; on an oversubscribed one (two cores
+// shared by copy channels, executors and an application's own threads) it lets the thread that
+// will produce the awaited work run instead of burning its time slice.
+inline void spin_pause() {
+    for (int i = 0; i < 16; ++i)
+        cpu_relax();
+    sched_yield();
 }
 
 inline std::uint64_t now_ns() {

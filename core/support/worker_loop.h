@@ -39,8 +39,7 @@ void run_worker_loop(TryRun try_run, HasWork has_work, const std::atomic<bool> &
         bool found = false;
         idle.spinning.fetch_add(1, std::memory_order_seq_cst);
         while (!found && now_ns() < deadline) {
-            for (int i = 0; i < 16; ++i)
-                cpu_relax();
+            spin_pause();
             found = has_work();
         }
         // Stop counting as a spinner before the last look, so a producer that saw us spinning
