@@ -12,6 +12,7 @@
 #include "plugin_event.h"
 #include "plugin_log.h"
 #include "region_call.h"
+#include "region_threads.h"
 
 namespace kupl_omp {
 namespace {
@@ -285,7 +286,7 @@ int32_t Device::run_region(void *entry, void **args, ptrdiff_t *offsets, int32_t
         report_error("device %d: region launch with entry=%p and %d arguments refused", id_, entry, count);
         return kOffloadFail;
     }
-    auto *call = new RegionCall(entry, args, offsets, count);
+    auto *call = new RegionCall(entry, args, offsets, count, launching_thread_team_size());
     if (!call->prepare(id_)) {
         delete call;
         return kOffloadFail;

@@ -1,10 +1,12 @@
 #include "region_call.h"
 
 #include "plugin_log.h"
+#include "region_threads.h"
 
 namespace kupl_omp {
 
-RegionCall::RegionCall(void *entry, void **bases, const ptrdiff_t *offsets, int32_t count) : entry_(entry) {
+RegionCall::RegionCall(void *entry, void **bases, const ptrdiff_t *offsets, int32_t count, int team_size)
+    : entry_(entry), team_size_(team_size) {
     const size_t n = count > 0 ? static_cast<size_t>(count) : 0;
     args_.reserve(n);
     for (size_t i = 0; i < n; ++i)
@@ -26,6 +28,7 @@ bool RegionCall::prepare(int device) {
 }
 
 void RegionCall::run() {
+    set_region_team_size(team_size_);
     ffi_call(&cif_, FFI_FN(entry_), nullptr, values_.empty() ? nullptr : values_.data());
 }
 

@@ -12,17 +12,20 @@ namespace kupl_omp {
 
 class RegionCall {
   public:
-    RegionCall(void *entry, void **bases, const ptrdiff_t *offsets, int32_t count);
+    /// team_size: the default team the region forks (0: the running thread's own default).
+    RegionCall(void *entry, void **bases, const ptrdiff_t *offsets, int32_t count, int team_size);
     RegionCall(const RegionCall &) = delete;
     RegionCall &operator=(const RegionCall &) = delete;
 
     /// Prepares the libffi call; false (and a message) if that is impossible.
     bool prepare(int device);
-    /// Calls entry(args...) with the host C calling convention: every argument a pointer.
+    /// Calls entry(args...) with the host C calling convention (every argument a pointer),
+    /// after setting the calling thread's default team size.
     void run();
 
   private:
     void *entry_;
+    int team_size_;
     std::vector<void *> args_;   ///< argument values: base + offset
     std::vector<void *> values_; ///< libffi wants the address of each value
     std::vector<ffi_type *> types_;
