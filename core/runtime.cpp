@@ -139,8 +139,10 @@ bool Runtime::wait_acquired() {
 }
 
 void Runtime::drain_at_exit() {
+    // A host item may call exit(): its own queue cannot finish while it runs.
     for (auto &queue : queues.all())
-        queue->wait_all();
+        if (!queue->called_from_own_item())
+            queue->wait_all();
     engine->drain();
 }
 
