@@ -143,7 +143,7 @@ void Runtime::drain_at_exit() {
     for (auto &queue : queues.all())
         if (!queue->called_from_own_item())
             queue->wait_all();
-    engine->drain();
+    engine->drain_and_stop(std::chrono::milliseconds(200));
 }
 
 } // namespace kupl

@@ -41,10 +41,10 @@ class Runtime {
     // Waits for every acquired queue; false if work on one of them failed.
     bool wait_acquired();
 
-    // Waits for all queues and for every copy and host item in flight. Called once, at exit.
-    // The threads are left parked, not joined: a thread that exits runs other libraries'
-    // thread-exit hooks, and libomp's, for an executor that ran an OpenMP region, blocks
-    // forever once libomp has shut down at exit (kupl-omp pipeline hang, 1 run in ~100).
+    // Waits for all queues and for every copy and host item in flight, then stops the threads.
+    // Called once, at exit. A thread still not gone 200 ms after leaving our code is abandoned:
+    // an executor that ran an OpenMP region runs libomp's thread-exit hook, which blocks forever
+    // once libomp has shut down at exit (kupl-omp pipeline hang, 1 run in ~100).
     void drain_at_exit();
 
   private:

@@ -4,6 +4,7 @@
 // descriptor to the device ring, and a poller reports completions.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 
@@ -63,6 +64,8 @@ class CopyBackend {
 
     // Stops the channels after the copies submitted so far are done.
     virtual void shutdown() = 0;
+    // At process exit, once idle: stops the channels, waiting at most `limit` for each.
+    virtual void stop_at_exit(std::chrono::milliseconds /*limit*/) { shutdown(); }
 };
 
 } // namespace kupl::copy

@@ -1,5 +1,6 @@
 #include "exec/executor.h"
 
+#include "support/join_within.h"
 #include "support/worker_loop.h"
 
 #include <algorithm>
@@ -28,6 +29,13 @@ void Executor::shutdown() {
     for (std::thread &thread : threads_)
         if (thread.joinable())
             thread.join();
+}
+
+void Executor::stop_at_exit(std::chrono::milliseconds limit) {
+    stopping_.store(true, std::memory_order_release);
+    idle_.notify(true);
+    for (std::thread &thread : threads_)
+        support::join_within(thread, limit);
 }
 
 void Executor::post(std::function<void()> task) {

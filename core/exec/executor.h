@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -38,6 +39,8 @@ class Executor {
     void post(std::function<void()> task);
     // Stops the threads after the tasks posted so far have run.
     void shutdown();
+    // At process exit, with no task left: stops the threads, joining each for at most `limit`.
+    void stop_at_exit(std::chrono::milliseconds limit);
 
   private:
     bool try_run_one();

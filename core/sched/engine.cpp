@@ -136,16 +136,13 @@ const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
     return nullptr;
 }
 
-void Engine::drain() {
+void Engine::drain_and_stop(std::chrono::milliseconds limit) {
     // A copy's completion may post a host item and a host item may submit a copy, each counted
     // before the other is uncounted: executor, backend, executor again sees every hand-off.
     while (!(executor_->idle() && backend_->idle() && executor_->idle()))
         std::this_thread::sleep_for(std::chrono::microseconds(50));
-}
-
-void Engine::shutdown() {
-    backend_->shutdown();
-    executor_->shutdown();
+    backend_->stop_at_exit(limit);
+    executor_->stop_at_exit(limit);
 }
 
 } // namespace kupl::sched

@@ -66,10 +66,9 @@ class Engine {
         }
     }
 
-    // Stops the backend and the executor once the work submitted so far is done.
-    void shutdown();
-    // Returns once no copy and no host item is in flight; the threads keep running.
-    void drain();
+    // At process exit: returns once no copy and no host item is in flight, then stops the
+    // threads, abandoning one that has not ended after `limit` (see support/join_within.h).
+    void drain_and_stop(std::chrono::milliseconds limit);
 
   private:
     // A waiting caller takes copy pieces only while that leaves every busy runtime thread a core:

@@ -1,4 +1,5 @@
 #include "copy/software/software_backend.h"
+#include "support/join_within.h"
 
 #include "support/worker_loop.h"
 #include "topo/topology.h"
@@ -38,6 +39,13 @@ void SoftwareBackend::shutdown() {
     for (std::thread &channel : channels_)
         if (channel.joinable())
             channel.join();
+}
+
+void SoftwareBackend::stop_at_exit(std::chrono::milliseconds limit) {
+    stopping_.store(true, std::memory_order_release);
+    idle_.notify(true);
+    for (std::thread &channel : channels_)
+        support::join_within(channel, limit);
 }
 
 std::string SoftwareBackend::channel_placement(int index) const {

@@ -44,6 +44,7 @@ class SoftwareBackend final : public CopyBackend {
     int busy_threads() const override { return busy_.load(std::memory_order_relaxed); }
     bool idle() const override { return unfinished_jobs_.load(std::memory_order_seq_cst) == 0; }
     void shutdown() override;
+    void stop_at_exit(std::chrono::milliseconds limit) override;
 
   private:
     struct Job;
