@@ -286,6 +286,8 @@ int32_t Device::run_region(void *entry, void **args, ptrdiff_t *offsets, int32_t
         report_error("device %d: region launch with entry=%p and %d arguments refused", id_, entry, count);
         return kOffloadFail;
     }
+    if (launching_thread_is_outside_parallel())
+        return run_region_here(entry, args, offsets, count, info);
     auto *call = new RegionCall(entry, args, offsets, count, launching_thread_team_size());
     if (!call->prepare(id_)) {
         delete call;
@@ -320,6 +322,23 @@ int32_t Device::run_region(void *entry, void **args, ptrdiff_t *offsets, int32_t
         report_error("device %d: a target region or the work queued before it failed", id_);
         return kOffloadFail;
     }
+    return kOffloadSuccess;
+}
+
+int32_t Device::run_region_here(void *entry, void **args, ptrdiff_t *offsets, int32_t count,
+                                __tgt_async_info *info) {
+    RegionCall call(entry, args, offsets, count, 0); // 0: the thread's own team size
+    if (!call.prepare(id_))
+        return kOffloadFail;
+    if (info_enabled(kInfoPluginKernel))
+        report_info(kInfoPluginKernel, id_, "running region %s with %d arguments on the launching thread",
+                    entry_name(entry), count);
+    // The copies queued before it by this construct must have landed.
+    if (info && info->Queue && kupl_queue_wait(static_cast<kupl_queue_h>(info->Queue)) != KUPL_OK) {
+        report_error("device %d: the work queued before a target region failed", id_);
+        return kOffloadFail;
+    }
+    call.run();
     return kOffloadSuccess;
 }
 

@@ -55,6 +55,9 @@ class Device {
     int32_t submit(void *device_dst, const void *host_src, int64_t size, __tgt_async_info *info);
     int32_t retrieve(void *host_dst, const void *device_src, int64_t size, __tgt_async_info *info);
     int32_t exchange(void *dst, const void *src, int64_t size, __tgt_async_info *info);
+    /// Runs a target region: on the launching thread when that is outside any `parallel` (no
+    /// hand-off, and libomp is right there), else on a KUPL executor thread (see
+    /// region_threads.h). Returns once the region has run either way.
     int32_t run_region(void *entry, void **args, ptrdiff_t *offsets, int32_t count, __tgt_async_info *info);
     int32_t synchronize(__tgt_async_info *info);
 
@@ -67,6 +70,8 @@ class Device {
     void print_info(int num_devices) const;
 
   private:
+    int32_t run_region_here(void *entry, void **args, ptrdiff_t *offsets, int32_t count,
+                            __tgt_async_info *info);
     kupl_queue_h queue_of(__tgt_async_info *info);
     void return_queue(kupl_queue_h queue);
     const char *entry_name(const void *entry);

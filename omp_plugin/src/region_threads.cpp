@@ -8,13 +8,14 @@ namespace {
 /// libomp is in the process (libomptarget needs it) but the plugin does not link it: its API
 /// is found at run time, so that the plugin still loads without it.
 struct OpenMpApi {
+    int (*get_level)() = nullptr;
     int (*get_active_level)() = nullptr;
     int (*get_max_active_levels)() = nullptr;
     int (*get_max_threads)() = nullptr;
     void (*set_num_threads)(int) = nullptr;
 
     bool found() const {
-        return get_active_level && get_max_active_levels && get_max_threads && set_num_threads;
+        return get_level && get_active_level && get_max_active_levels && get_max_threads && set_num_threads;
     }
 };
 
@@ -25,6 +26,7 @@ template <typename Function> void find(Function *function, const char *name) {
 const OpenMpApi &openmp() {
     static const OpenMpApi api = [] {
         OpenMpApi found;
+        find(&found.get_level, "omp_get_level");
         find(&found.get_active_level, "omp_get_active_level");
         find(&found.get_max_active_levels, "omp_get_max_active_levels");
         find(&found.get_max_threads, "omp_get_max_threads");
@@ -43,6 +45,11 @@ int launching_thread_team_size() {
     if (api.get_active_level() >= api.get_max_active_levels())
         return 1;
     return api.get_max_threads();
+}
+
+bool launching_thread_is_outside_parallel() {
+    const OpenMpApi &api = openmp();
+    return api.found() && api.get_level() == 0;
 }
 
 void set_region_team_size(int threads) {

@@ -1,0 +1,58 @@
+// Launch cost of a tiny target region (one add on a mapped array): as a plain `target` from the
+// initial thread and as `target nowait` + taskwait; prints the median time per region.
+//
+// usage: omp_bench_region_launch [regions per sample (2000)] [samples (5)]
+#include "plugin_name.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int compare_doubles(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    const int regions = argc > 1 ? atoi(argv[1]) : 2000;
+    const int samples = argc > 2 ? atoi(argv[2]) : 5;
+    if (regions <= 0 || samples <= 0 || samples > 100) {
+        fprintf(stderr, "usage: %s [regions>0] [samples 1..100]\n", argv[0]);
+        return 2;
+    }
+    enum { n = 64 };
+    long x[n] = {0};
+#pragma omp target enter data map(to : x)
+    double sync_us[100], nowait_us[100];
+    for (int s = -1; s < samples; ++s) {
+        double start = omp_get_wtime();
+        for (int r = 0; r < regions; ++r) {
+#pragma omp target
+            x[r % n] += 1;
+        }
+        const double sync = (omp_get_wtime() - start) / regions * 1e6;
+        start = omp_get_wtime();
+        for (int r = 0; r < regions; ++r) {
+#pragma omp target nowait
+            x[r % n] += 1;
+#pragma omp taskwait
+        }
+        const double nowait = (omp_get_wtime() - start) / regions * 1e6;
+        if (s >= 0) {
+            sync_us[s] = sync;
+            nowait_us[s] = nowait;
+        }
+    }
+#pragma omp target exit data map(from : x)
+    long total = 0;
+    for (int i = 0; i < n; ++i)
+        total += x[i];
+    qsort(sync_us, samples, sizeof(double), compare_doubles);
+    qsort(nowait_us, samples, sizeof(double), compare_doubles);
+    printf("metric region_launch %.3f us\n", sync_us[samples / 2]);
+    printf("metric region_launch_nowait %.3f us\n", nowait_us[samples / 2]);
+    print_plugin_name();
+    const long expected = 2L * regions * (samples + 1);
+    printf("check %s\n", total == expected ? "ok" : "FAILED");
+    return total == expected ? 0 : 1;
+}
