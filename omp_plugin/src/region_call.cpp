@@ -5,22 +5,36 @@
 
 namespace kupl_omp {
 
+namespace {
+/// Every argument is a pointer: calls with up to this many share one table of types.
+constexpr size_t kSharedTypes = 64;
+ffi_type **shared_pointer_types() {
+    static ffi_type *types[kSharedTypes] = {};
+    static const bool filled = [] {
+        for (ffi_type *&type : types)
+            type = &ffi_type_pointer;
+        return true;
+    }();
+    (void)filled;
+    return types;
+}
+} // namespace
+
 RegionCall::RegionCall(void *entry, void **bases, const ptrdiff_t *offsets, int32_t count, int team_size)
-    : entry_(entry), team_size_(team_size) {
-    const size_t n = count > 0 ? static_cast<size_t>(count) : 0;
-    args_.reserve(n);
-    for (size_t i = 0; i < n; ++i)
-        args_.push_back(static_cast<char *>(bases[i]) + offsets[i]);
+    : entry_(entry), team_size_(team_size), count_(count > 0 ? static_cast<size_t>(count) : 0) {
+    storage_.resize(2 * count_);
+    for (size_t i = 0; i < count_; ++i) {
+        storage_[i] = static_cast<char *>(bases[i]) + offsets[i];
+        storage_[count_ + i] = &storage_[i];
+    }
 }
 
 bool RegionCall::prepare(int device) {
-    const unsigned count = static_cast<unsigned>(args_.size());
-    types_.assign(count, &ffi_type_pointer);
-    values_.resize(count);
-    for (unsigned i = 0; i < count; ++i)
-        values_[i] = &args_[i];
-    if (ffi_prep_cif(&cif_, FFI_DEFAULT_ABI, count, &ffi_type_void, count ? types_.data() : nullptr) !=
-        FFI_OK) {
+    const unsigned count = static_cast<unsigned>(count_);
+    if (count_ > kSharedTypes)
+        own_types_.assign(count_, &ffi_type_pointer);
+    ffi_type **types = count_ > kSharedTypes ? own_types_.data() : count_ ? shared_pointer_types() : nullptr;
+    if (ffi_prep_cif(&cif_, FFI_DEFAULT_ABI, count, &ffi_type_void, types) != FFI_OK) {
         report_error("device %d: libffi cannot prepare a region call with %u arguments", device, count);
         return false;
     }
@@ -29,7 +43,7 @@ bool RegionCall::prepare(int device) {
 
 void RegionCall::run() {
     set_region_team_size(team_size_);
-    ffi_call(&cif_, FFI_FN(entry_), nullptr, values_.empty() ? nullptr : values_.data());
+    ffi_call(&cif_, FFI_FN(entry_), nullptr, count_ ? &storage_[count_] : nullptr);
 }
 
 } // namespace kupl_omp

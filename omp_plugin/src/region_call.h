@@ -26,9 +26,11 @@ class RegionCall {
   private:
     void *entry_;
     int team_size_;
-    std::vector<void *> args_;   ///< argument values: base + offset
-    std::vector<void *> values_; ///< libffi wants the address of each value
-    std::vector<ffi_type *> types_;
+    size_t count_;
+    /// One allocation for the call: the argument values (base + offset), then their addresses,
+    /// which libffi wants.
+    std::vector<void *> storage_;
+    std::vector<ffi_type *> own_types_; ///< only for calls too long for the shared table
     ffi_cif cif_{};
 };
 
