@@ -57,7 +57,7 @@ std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const 
     options.binding = static_cast<topo::ThreadBinding>(config.bind_channels);
     auto backend = std::make_unique<copy::SoftwareBackend>(options, topology, counters);
     const int executors = config.num_executors > 0 ? config.num_executors : topology.num_cores();
-    auto executor = std::make_unique<exec::Executor>(executors, config.spin_us, counters);
+    auto executor = std::make_unique<exec::Executor>(executors, config.executor_spin_us, counters);
     return std::make_unique<sched::Engine>(config, std::move(backend), std::move(executor),
                                            topology.num_cores(), counters, faults);
 }

@@ -35,16 +35,17 @@ kupl_export int kuplx_event_get_error(kupl_event_h event, char *message, size_t 
 
 /** Static facts about the copy engine. */
 typedef struct kuplx_engine_info {
-    char backend[32];        /**< backend name, e.g. "software" */
-    int num_channels;        /**< copy channels (worker threads for the software backend) */
-    int num_executors;       /**< threads that run host-function queue items */
-    int num_numa_nodes;      /**< NUMA nodes hwloc reports */
-    int num_cores;           /**< cores hwloc reports */
-    size_t inline_threshold; /**< async copies below this with nothing ahead run on the caller */
-    size_t mt_threshold;     /**< copies at least this large are split across channels */
-    size_t sync_threshold;   /**< kupl_memcpy() uses the engine from this size on */
-    size_t nt_threshold;     /**< copies at least this large use non-temporal stores */
-    unsigned spin_us;        /**< how long an idle worker spins before it parks */
+    char backend[32];          /**< backend name, e.g. "software" */
+    int num_channels;          /**< copy channels (worker threads for the software backend) */
+    int num_executors;         /**< threads that run host-function queue items */
+    int num_numa_nodes;        /**< NUMA nodes hwloc reports */
+    int num_cores;             /**< cores hwloc reports */
+    size_t inline_threshold;   /**< async copies below this with nothing ahead run on the caller */
+    size_t mt_threshold;       /**< copies at least this large are split across channels */
+    size_t sync_threshold;     /**< kupl_memcpy() uses the engine from this size on */
+    size_t nt_threshold;       /**< copies at least this large use non-temporal stores */
+    unsigned spin_us;          /**< how long an idle copy channel spins before it parks */
+    unsigned executor_spin_us; /**< how long an idle executor spins before it parks */
 } kuplx_engine_info_t;
 
 /** Fills *info (starting the runtime if needed). KUPL_ERROR for NULL. */

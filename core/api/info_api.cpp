@@ -50,6 +50,7 @@ int kuplx_get_engine_info(kuplx_engine_info_t *info) {
     info->sync_threshold = runtime->config.sync_threshold;
     info->nt_threshold = engine.backend().nt_threshold();
     info->spin_us = runtime->config.spin_us;
+    info->executor_spin_us = runtime->config.executor_spin_us;
     return KUPL_OK;
 }
 

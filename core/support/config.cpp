@@ -68,6 +68,7 @@ Config read_config_from_environment() {
     read_number(config.num_channels, {"KUPL_NUM_CHANNELS"});
     read_number(config.num_executors, {"KUPL_NUM_EXECUTORS"});
     read_number(config.spin_us, {"KUPL_SPIN_US"});
+    read_number(config.executor_spin_us, {"KUPL_EXECUTOR_SPIN_US"});
     read_number(config.fault_inject, {"KUPL_FAULT_INJECT"});
     read_number(config.bind_channels, {"KUPL_BIND_CHANNELS"});
     if (config.bind_channels > 2)

@@ -27,5 +27,6 @@ int main() {
     std::printf("sync threshold     %zu B  (KUPL_MEMCPY_SDMA_THRESHOLD)\n", info.sync_threshold);
     std::printf("streaming stores   from %zu B  (KUPL_NT_THRESHOLD)\n", info.nt_threshold);
     std::printf("idle spin          %u us  (KUPL_SPIN_US)\n", info.spin_us);
+    std::printf("executor spin      %u us  (KUPL_EXECUTOR_SPIN_US)\n", info.executor_spin_us);
     return 0;
 }
