@@ -18,7 +18,7 @@ enum class Fallback {
     Intercomm,        //
     OffNode,          // peer on another node, or a communicator outside MPI_COMM_WORLD
     AnySourceOffNode, // MPI_ANY_SOURCE on a communicator spanning nodes
-    NoNodeMap,        // MPI_Init was not seen (e.g. mpi_f08 program)
+    NoNodeMap,        // MPI_Init was not seen (e.g. a binding that is not wrapped)
     CostModel,        // Open MPI is expected to be as fast
     TooLarge,         // count overflows int
     BufferTooSmall,   // Pack/Unpack that Open MPI must reject itself

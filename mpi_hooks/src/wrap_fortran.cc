@@ -2,7 +2,8 @@
 // Open MPI 4.1's own Fortran bindings call PMPI_* directly, so without these a
 // Fortran program would never reach the C wrappers. Each one converts handles,
 // sentinels and indices the way Open MPI's bindings do and calls our MPI_*.
-// The mpi_f08 bindings are not wrapped: such programs run on plain Open MPI.
+// `use mpi_f08` programs call mpi_<name>_f08_ instead, with the same arguments:
+// see the twins at the end of this file.
 #include <mpi.h>
 
 #include <vector>
@@ -329,3 +330,54 @@ FORTRAN_ENTRY mpi_startall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *ierr)
     RequestArray a(*count, requests);
     set(ierr, MPI_Startall(*count, a.c.data()));
 }
+
+// mpi_f08 (`use mpi_f08`): in Open MPI 4.1 each mpi_<name>_f08_ takes exactly the arguments of
+// mpi_<name>_ -- a TYPE(MPI_Datatype/Comm/Request/Message) is one INTEGER handle, a
+// TYPE(MPI_Status) has the C layout (24 bytes, as MPI_STATUS_SIZE INTEGERs), buffers and the
+// MPI_BOTTOM / MPI_STATUS_IGNORE sentinels are passed as with mpif.h -- and forwards them to the
+// same ompi_<name>_f function (checked in Debian's libmpi_usempif08.so.40; the array calls copy
+// the request array in and out around it). The one difference, an absent optional ierror
+// arriving as NULL, every wrapper above already allows (set()). So each f08 entry point is an
+// alias of its mpif.h twin.
+#define F08_TWIN(name)                                                                                       \
+    extern "C" __attribute__((visibility("default"))) decltype(mpi_##name##_) mpi_##name##_f08_              \
+        __attribute__((alias("mpi_" #name "_")));
+F08_TWIN(init)
+F08_TWIN(init_thread)
+F08_TWIN(finalize)
+F08_TWIN(type_commit)
+F08_TWIN(type_free)
+F08_TWIN(type_dup)
+F08_TWIN(send)
+F08_TWIN(ssend)
+F08_TWIN(rsend)
+F08_TWIN(bsend)
+F08_TWIN(isend)
+F08_TWIN(issend)
+F08_TWIN(irsend)
+F08_TWIN(ibsend)
+F08_TWIN(irecv)
+F08_TWIN(send_init)
+F08_TWIN(ssend_init)
+F08_TWIN(rsend_init)
+F08_TWIN(bsend_init)
+F08_TWIN(recv_init)
+F08_TWIN(recv)
+F08_TWIN(sendrecv)
+F08_TWIN(sendrecv_replace)
+F08_TWIN(mrecv)
+F08_TWIN(imrecv)
+F08_TWIN(pack)
+F08_TWIN(unpack)
+F08_TWIN(wait)
+F08_TWIN(test)
+F08_TWIN(waitall)
+F08_TWIN(testall)
+F08_TWIN(waitany)
+F08_TWIN(testany)
+F08_TWIN(waitsome)
+F08_TWIN(testsome)
+F08_TWIN(request_get_status)
+F08_TWIN(request_free)
+F08_TWIN(start)
+F08_TWIN(startall)
