@@ -27,3 +27,7 @@ run 2 "$bin/mpi_pingpong_bench"
 echo
 echo "== Halo exchange with a stencil sweep between post and wait (2 ranks)"
 run 2 "$bin/mpi_halo_bench"
+echo
+echo "== FFT-style transpose (MPI_Alltoall of a resized vector type) vs hand-packing (2 ranks)"
+echo "   (collectives are not intercepted: kupl runs Open MPI's MPI_Alltoall)"
+run 2 "$bin/mpi_transpose_bench"
