@@ -8,8 +8,10 @@ namespace {
 // Figures behind the rules (2-vCPU Zen 5 VM, Open MPI 4.1.4 vader, medians; see
 // benchmarks/mpi and mpi_hooks/README.md):
 //  - MPI_Pack of layouts that stay in the caches (span <= a few MiB): kupl's row
-//    kernels beat Open MPI's convertor: 2.2x for a 512-row column, 1.1-1.6x for
-//    64 B blocks, 1.0-1.3x for 512 B blocks.
+//    kernels beat Open MPI's convertor: 2.2-3.4x for a 512-row column, 1.1-1.6x
+//    for 64 B blocks. From 512 B blocks on both copy at the caches' bandwidth and
+//    the call's fixed cost decides: 0.91-1.12x for 512 B (pack 0.91-0.95x in four
+//    of five quiet runs), 0.90-1.06x for 1 KiB rows, so those stay with Open MPI.
 //  - Layouts spread over large matrices (span >> the caches) are bound by a cache
 //    and TLB miss per row; there kupl_memcpy2d is 0.6-0.85x of Open MPI for rows
 //    under 512 B, about even for 512 B rows, and only wins (up to 1.4x) when the
@@ -22,6 +24,7 @@ namespace {
 //    grids spread over more than ~12 MiB (0.05-0.35x: a TLB miss per row, paid
 //    twice) and messages over 64 KiB.
 constexpr MPI_Count kCacheFriendlySpan = MPI_Count(4) << 20;
+constexpr size_t kPackMaxWidth = 256;
 constexpr size_t kP2pMaxWidth = 32;
 constexpr size_t kP2pMaxBytes = size_t(64) << 10;
 constexpr MPI_Count kP2pMaxSpan = MPI_Count(12) << 20;
@@ -43,7 +46,8 @@ bool worth_accelerating(Use use, const StridedLayout &message, size_t min_bytes)
     if (use == Use::Send || use == Use::Recv)
         return config().p2p && message.width <= kP2pMaxWidth && bytes <= kP2pMaxBytes &&
                span_of(message) <= kP2pMaxSpan;
-    return span_of(message) <= kCacheFriendlySpan || bytes >= config().engine_bytes;
+    return (message.width <= kPackMaxWidth && span_of(message) <= kCacheFriendlySpan) ||
+           bytes >= config().engine_bytes;
 }
 
 } // namespace kupl_mpi
