@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,11 @@
 #include <vector>
 
 namespace bench {
+
+/** Seconds on a monotonic clock. */
+inline double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 inline double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());

@@ -9,14 +9,9 @@
 // and a NAS MG-style x-face of a 3D grid (hvector of a vector).
 #include "bench_util.h"
 
-#include <chrono>
 #include <random>
 
 namespace {
-
-double now() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 enum Variant { Kupl, Ompi, Hand, OmpiAgain, kVariants };
 
@@ -89,7 +84,7 @@ double iteration(Variant v, const Case &c, MPI_Datatype halo, int peer, std::vec
     // With a subarray type the offset is in the type (starts are 0 here): the buffer moves instead.
     const int n = static_cast<int>(c.send.elements());
     MPI_Request req[2];
-    double t0 = now();
+    double t0 = bench::now();
     switch (v) {
     case Kupl:
         MPI_Irecv(&a[c.recv.origin], 1, halo, peer, 0, MPI_COMM_WORLD, &req[0]);
@@ -113,7 +108,7 @@ double iteration(Variant v, const Case &c, MPI_Datatype halo, int peer, std::vec
         PMPI_Waitall(2, req, MPI_STATUSES_IGNORE);
     if (v == Hand)
         hand_copy<false>(c.recv, a.data(), rbuf.data());
-    return now() - t0;
+    return bench::now() - t0;
 }
 
 /** A 2D grid of nx rows, interior ny columns and a halo of w columns each side; rank 0 on the left. */

@@ -5,7 +5,6 @@
 // both columns are Open MPI and the ratio is ~1.
 #include "bench_util.h"
 
-#include <chrono>
 #include <cstdint>
 
 namespace {
@@ -15,10 +14,6 @@ struct Shape {
     int rows, blocklen, stride;       // in doubles: MPI_Type_vector(rows, blocklen, stride, MPI_DOUBLE)
     int planes = 1, plane_stride = 0; // > 1: an hvector of planes of that vector (3D faces)
 };
-
-double now() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 struct Result {
     double ours_pack, ompi_pack, ours_unpack, ompi_unpack; // seconds, medians
@@ -50,21 +45,21 @@ Result measure(const Shape &s, bool cold, int reps) {
             if (cold)
                 bench::flush_caches();
             int pos = 0;
-            double t0 = now();
+            double t0 = bench::now();
             if (ours)
                 MPI_Pack(grid.data(), 1, t, packed.data(), bytes, &pos, MPI_COMM_WORLD);
             else
                 PMPI_Pack(grid.data(), 1, t, ref.data(), bytes, &pos, MPI_COMM_WORLD);
-            (ours ? op : pp).push_back(now() - t0);
+            (ours ? op : pp).push_back(bench::now() - t0);
             if (cold)
                 bench::flush_caches();
             pos = 0;
-            t0 = now();
+            t0 = bench::now();
             if (ours)
                 MPI_Unpack(packed.data(), bytes, &pos, copy.data(), 1, t, MPI_COMM_WORLD);
             else
                 PMPI_Unpack(ref.data(), bytes, &pos, copy.data(), 1, t, MPI_COMM_WORLD);
-            (ours ? ou : pu).push_back(now() - t0);
+            (ours ? ou : pu).push_back(bench::now() - t0);
         }
     }
     if (std::memcmp(packed.data(), ref.data(), bytes) != 0) {

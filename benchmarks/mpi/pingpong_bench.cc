@@ -9,7 +9,6 @@
 //          on some VMs is much faster than its contiguous single-copy path
 #include "bench_util.h"
 
-#include <chrono>
 #include <random>
 
 namespace {
@@ -24,10 +23,6 @@ struct Shape {
         return planes > 1 ? static_cast<size_t>(planes) * plane_stride : static_cast<size_t>(rows) * stride;
     }
 };
-
-double now() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 enum Variant { Kupl, Ompi, Hand, Contig, TwoBlock, kVariants };
 
@@ -49,7 +44,7 @@ void hand_unpack(const double *in, const Shape &s, double *grid) {
 double round_trip(Variant v, int rank, const Shape &s, MPI_Datatype t, MPI_Datatype two, double *grid,
                   double *flat, double *tmp) {
     const int peer = 1 - rank, n = static_cast<int>(s.elements());
-    double t0 = now();
+    double t0 = bench::now();
     for (int leg = 0; leg < 2; ++leg) {
         const bool sending = (leg == 0) == (rank == 0);
         if (sending) {
@@ -92,7 +87,7 @@ double round_trip(Variant v, int rank, const Shape &s, MPI_Datatype t, MPI_Datat
             }
         }
     }
-    return now() - t0;
+    return bench::now() - t0;
 }
 
 } // namespace
