@@ -1,6 +1,5 @@
 #include "exec/executor.h"
 
-#include "support/join_within.h"
 #include "support/worker_loop.h"
 
 #include <algorithm>
@@ -24,18 +23,11 @@ Executor::~Executor() {
 }
 
 void Executor::shutdown() {
-    stopping_.store(true, std::memory_order_release);
-    idle_.notify(true);
-    for (std::thread &thread : threads_)
-        if (thread.joinable())
-            thread.join();
+    support::stop_workers(stopping_, idle_, threads_);
 }
 
 void Executor::stop_at_exit(std::chrono::milliseconds limit) {
-    stopping_.store(true, std::memory_order_release);
-    idle_.notify(true);
-    for (std::thread &thread : threads_)
-        support::join_within(thread, limit);
+    support::stop_workers(stopping_, idle_, threads_, limit);
 }
 
 void Executor::post(std::function<void()> task) {

@@ -4,9 +4,14 @@
 #pragma once
 
 #include "support/counters.h"
+#include "support/join_within.h"
 #include "support/parking.h"
 
 #include <atomic>
+#include <chrono>
+#include <optional>
+#include <thread>
+#include <vector>
 
 namespace kupl::support {
 
@@ -58,6 +63,20 @@ void run_worker_loop(TryRun try_run, HasWork has_work, const std::atomic<bool> &
         }
         bump(counters.worker_parks);
         idle.parked.commit_wait(key);
+    }
+}
+
+// Stops a pool of threads running run_worker_loop: they finish the work they can still find,
+// then return; each is joined, for at most `limit` when one is given (see join_within).
+inline void stop_workers(std::atomic<bool> &stopping, IdleWorkers &idle, std::vector<std::thread> &threads,
+                         std::optional<std::chrono::milliseconds> limit = std::nullopt) {
+    stopping.store(true, std::memory_order_release);
+    idle.notify(true);
+    for (std::thread &thread : threads) {
+        if (limit)
+            join_within(thread, *limit);
+        else if (thread.joinable())
+            thread.join();
     }
 }
 

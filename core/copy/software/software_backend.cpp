@@ -1,5 +1,4 @@
 #include "copy/software/software_backend.h"
-#include "support/join_within.h"
 
 #include "support/worker_loop.h"
 #include "topo/topology.h"
@@ -34,18 +33,11 @@ SoftwareBackend::~SoftwareBackend() {
 }
 
 void SoftwareBackend::shutdown() {
-    stopping_.store(true, std::memory_order_release);
-    idle_.notify(true);
-    for (std::thread &channel : channels_)
-        if (channel.joinable())
-            channel.join();
+    support::stop_workers(stopping_, idle_, channels_);
 }
 
 void SoftwareBackend::stop_at_exit(std::chrono::milliseconds limit) {
-    stopping_.store(true, std::memory_order_release);
-    idle_.notify(true);
-    for (std::thread &channel : channels_)
-        support::join_within(channel, limit);
+    support::stop_workers(stopping_, idle_, channels_, limit);
 }
 
 std::string SoftwareBackend::channel_placement(int index) const {
