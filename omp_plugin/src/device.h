@@ -7,9 +7,11 @@
 //   data_submit/retrieve     <-> nothing outstanding: copied now (memcpy below KUPL's sync
 //                                threshold, else kupl_memcpy); else kupl_memcpy_async, and a
 //                                retrieve returns once its bytes have landed;
-//   a target region          <-> a host item on that queue, run by a KUPL executor thread
-//                                with the team size it would get on the launching thread;
-//                                the launch returns once it has run;
+//   a target region          <-> launched outside any `parallel`: run on the launching thread
+//                                after the construct's queued copies; else a host item on
+//                                that queue, run by a KUPL executor thread with the team size
+//                                it would get on the launching thread; either way the launch
+//                                returns once it has run;
 //   wait_event               <-> kuplx_queue_wait_event_async (non-blocking);
 //   data_delete              <-> free now if no queue is busy, else a free queued behind an
 //                                event recorded on every busy queue (never blocks).

@@ -9,14 +9,8 @@ namespace {
 /// Every argument is a pointer: calls with up to this many share one table of types.
 constexpr size_t kSharedTypes = 64;
 ffi_type **shared_pointer_types() {
-    static ffi_type *types[kSharedTypes] = {};
-    static const bool filled = [] {
-        for (ffi_type *&type : types)
-            type = &ffi_type_pointer;
-        return true;
-    }();
-    (void)filled;
-    return types;
+    static std::vector<ffi_type *> types(kSharedTypes, &ffi_type_pointer);
+    return types.data();
 }
 } // namespace
 
@@ -33,7 +27,7 @@ bool RegionCall::prepare(int device) {
     const unsigned count = static_cast<unsigned>(count_);
     if (count_ > kSharedTypes)
         own_types_.assign(count_, &ffi_type_pointer);
-    ffi_type **types = count_ > kSharedTypes ? own_types_.data() : count_ ? shared_pointer_types() : nullptr;
+    ffi_type **types = count_ > kSharedTypes ? own_types_.data() : shared_pointer_types();
     if (ffi_prep_cif(&cif_, FFI_DEFAULT_ABI, count, &ffi_type_void, types) != FFI_OK) {
         report_error("device %d: libffi cannot prepare a region call with %u arguments", device, count);
         return false;
