@@ -7,16 +7,12 @@
 // The compute region is `target parallel for`, not `target teams ...`: with teams the stock
 // plugin loses iterations on hidden-helper threads (llvm/llvm-project#63298) and a comparison
 // against a wrong answer means nothing.
+#include "median.h"
 #include "plugin_name.h"
 
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-static int compare_doubles(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
     const size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 64;
@@ -60,8 +56,7 @@ int main(int argc, char **argv) {
             times[rep] = elapsed;
     }
 #pragma omp target exit data map(delete : a [0:n])
-    qsort(times, reps, sizeof(double), compare_doubles);
-    printf("metric pipeline_%zuMiB_%dchunks %.6f s\n", mib, chunks, times[reps / 2]);
+    printf("metric pipeline_%zuMiB_%dchunks %.6f s\n", mib, chunks, median(times, reps));
     print_plugin_name();
     printf("check %s\n", bad ? "FAILED" : "ok");
     free(a);

@@ -2,16 +2,12 @@
 // initial thread and as `target nowait` + taskwait; prints the median time per region.
 //
 // usage: omp_bench_region_launch [regions per sample (2000)] [samples (5)]
+#include "median.h"
 #include "plugin_name.h"
 
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-static int compare_doubles(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
     const int regions = argc > 1 ? atoi(argv[1]) : 2000;
@@ -47,10 +43,8 @@ int main(int argc, char **argv) {
     long total = 0;
     for (int i = 0; i < n; ++i)
         total += x[i];
-    qsort(sync_us, samples, sizeof(double), compare_doubles);
-    qsort(nowait_us, samples, sizeof(double), compare_doubles);
-    printf("metric region_launch %.3f us\n", sync_us[samples / 2]);
-    printf("metric region_launch_nowait %.3f us\n", nowait_us[samples / 2]);
+    printf("metric region_launch %.3f us\n", median(sync_us, samples));
+    printf("metric region_launch_nowait %.3f us\n", median(nowait_us, samples));
     print_plugin_name();
     const long expected = 2L * regions * (samples + 1);
     printf("check %s\n", total == expected ? "ok" : "FAILED");

@@ -2,17 +2,13 @@
 // plain constructs and as nowait+depend tasks; prints the median time per round trip.
 //
 // usage: omp_bench_round_trip [bytes (64)] [round trips per sample (2000)] [samples (5)]
+#include "median.h"
 #include "plugin_name.h"
 
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int compare_doubles(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
     const size_t bytes = argc > 1 ? strtoul(argv[1], NULL, 10) : 64;
@@ -52,10 +48,8 @@ int main(int argc, char **argv) {
         }
     }
 #pragma omp target exit data map(delete : x [0:bytes])
-    qsort(sync_us, samples, sizeof(double), compare_doubles);
-    qsort(nowait_us, samples, sizeof(double), compare_doubles);
-    printf("metric round_trip_%zuB %.3f us\n", bytes, sync_us[samples / 2]);
-    printf("metric round_trip_%zuB_nowait %.3f us\n", bytes, nowait_us[samples / 2]);
+    printf("metric round_trip_%zuB %.3f us\n", bytes, median(sync_us, samples));
+    printf("metric round_trip_%zuB_nowait %.3f us\n", bytes, median(nowait_us, samples));
     print_plugin_name();
     printf("check %s\n", bad ? "FAILED" : "ok");
     free(x);
