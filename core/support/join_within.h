@@ -16,15 +16,11 @@ namespace kupl::support {
 inline bool join_within(std::thread &thread, std::chrono::milliseconds limit) {
     if (!thread.joinable())
         return true;
-    timespec deadline{};
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(limit).count();
-    deadline.tv_sec += static_cast<time_t>(ns / 1000000000);
-    deadline.tv_nsec += static_cast<long>(ns % 1000000000);
-    if (deadline.tv_nsec >= 1000000000) {
-        deadline.tv_sec += 1;
-        deadline.tv_nsec -= 1000000000;
-    }
+    // pthread_timedjoin_np wants an absolute CLOCK_REALTIME time, which system_clock is.
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        (std::chrono::system_clock::now() + limit).time_since_epoch())
+                        .count();
+    const timespec deadline{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
     if (pthread_timedjoin_np(thread.native_handle(), nullptr, &deadline) == 0) {
         new (&thread) std::thread(); // joined behind std::thread's back: forget the handle
         return true;
