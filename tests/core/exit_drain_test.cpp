@@ -82,22 +82,23 @@ void host_item_calls_exit(int fd) {
     _exit(101);
 }
 
-TEST(ExitDrain, WorkInFlightAtExitCompletes) {
+/// Runs child() in a child process; it must end by itself with exit code `code` (not hang, not
+/// crash), having written exactly `expected` to the pipe.
+void expect_child_exit(void (*child)(int), int code, const std::string &expected) {
     std::string heard;
-    const int status = run_child(exit_with_work_in_flight, &heard);
+    const int status = run_child(child, &heard);
     ASSERT_TRUE(WIFEXITED(status)) << "child died of signal " << WTERMSIG(status)
                                    << (WTERMSIG(status) == SIGALRM ? " (it hung at exit)" : "");
-    EXPECT_EQ(WEXITSTATUS(status), 0);
-    EXPECT_EQ(heard, "item ran;copy landed;");
+    EXPECT_EQ(WEXITSTATUS(status), code);
+    EXPECT_EQ(heard, expected);
+}
+
+TEST(ExitDrain, WorkInFlightAtExitCompletes) {
+    expect_child_exit(exit_with_work_in_flight, 0, "item ran;copy landed;");
 }
 
 TEST(ExitDrain, HostItemMayCallExit) {
-    std::string heard;
-    const int status = run_child(host_item_calls_exit, &heard);
-    ASSERT_TRUE(WIFEXITED(status)) << "child died of signal " << WTERMSIG(status)
-                                   << (WTERMSIG(status) == SIGALRM ? " (it hung at exit)" : "");
-    EXPECT_EQ(WEXITSTATUS(status), 7);
-    EXPECT_EQ(heard, "other item ran;");
+    expect_child_exit(host_item_calls_exit, 7, "other item ran;");
 }
 
 } // namespace
