@@ -64,6 +64,24 @@ int64_t direct_copy_threshold() {
 #endif
 }
 
+/// Queues a copy on a construct's queue. Our KUPL takes a NULL event; vendor KUPL refuses one,
+/// so over it each copy records a throwaway event (destroying one in flight is allowed). A NULL
+/// queue (kupl_queue_create failed) is refused here: our KUPL would run the copy unordered.
+bool enqueue_copy(void *dst, const void *src, int64_t size, kupl_queue_h queue) {
+    if (!queue)
+        return false;
+#ifdef KUPLX_AVAILABLE
+    return kupl_memcpy_async(dst, src, static_cast<size_t>(size), queue, nullptr) == KUPL_OK;
+#else
+    kupl_event_h event = kupl_event_create();
+    if (!event)
+        return false;
+    const bool ok = kupl_memcpy_async(dst, src, static_cast<size_t>(size), queue, event) == KUPL_OK;
+    kupl_event_destroy(event);
+    return ok;
+#endif
+}
+
 bool copy_args_ok(const void *dst, const void *src, int64_t size, int device, const char *what) {
     if (size < 0 || (size > 0 && (!dst || !src))) {
         report_error("device %d: %s with dst=%p src=%p size=%lld refused", device, what, dst, src,
@@ -280,8 +298,7 @@ int32_t Device::submit(void *device_dst, const void *host_src, int64_t size, __t
     // Nothing outstanding in this construct: the copy needs no ordering, do it now.
     if (!info || !info->Queue)
         return copy_now(device_dst, host_src, size);
-    return status(kupl_memcpy_async(device_dst, host_src, static_cast<size_t>(size), queue_of(info),
-                                    nullptr) == KUPL_OK);
+    return status(enqueue_copy(device_dst, host_src, size, queue_of(info)));
 }
 
 int32_t Device::retrieve(void *host_dst, const void *device_src, int64_t size, __tgt_async_info *info) {
@@ -298,7 +315,7 @@ int32_t Device::retrieve(void *host_dst, const void *device_src, int64_t size, _
     // libomptarget rewrites host pointers inside the destination right after this returns
     // (structs with pointer members), so the bytes must have landed before we return.
     kupl_queue_h queue = queue_of(info);
-    if (kupl_memcpy_async(host_dst, device_src, static_cast<size_t>(size), queue, nullptr) != KUPL_OK)
+    if (!enqueue_copy(host_dst, device_src, size, queue))
         return kOffloadFail;
     return status(kupl_queue_wait(queue) == KUPL_OK);
 }
@@ -310,7 +327,7 @@ int32_t Device::exchange(void *dst, const void *src, int64_t size, __tgt_async_i
         return kOffloadSuccess;
     if (!info || !info->Queue)
         return copy_now(dst, src, size);
-    return status(kupl_memcpy_async(dst, src, static_cast<size_t>(size), queue_of(info), nullptr) == KUPL_OK);
+    return status(enqueue_copy(dst, src, size, queue_of(info)));
 }
 
 const char *Device::entry_name(const void *entry) {
