@@ -156,9 +156,9 @@ typedef void (*kupl_queue_item_func_t)(void *args);
 
 /** Which optional members of kupl_queue_item_desc_t are set. */
 enum kupl_queue_item_desc_field {
-    KUPL_QUEUE_ITEM_DESC_FIELD_NAME = 1uL << 0,      /**< name is set */
-    KUPL_QUEUE_ITEM_DESC_FIELD_EGROUP = 1uL << 1,    /**< egroup is set (ignored) */
-    KUPL_QUEUE_ITEM_DESC_FIELD_ARGS_SIZE = 1uL << 2  /**< args_size is set: args is copied by value */
+    KUPL_QUEUE_ITEM_DESC_FIELD_NAME = 1uL << 0,     /**< name is set */
+    KUPL_QUEUE_ITEM_DESC_FIELD_EGROUP = 1uL << 1,   /**< egroup is set (ignored) */
+    KUPL_QUEUE_ITEM_DESC_FIELD_ARGS_SIZE = 1uL << 2 /**< args_size is set: args is copied by value */
 };
 
 /** Describes a host function to run in order on a queue. */
