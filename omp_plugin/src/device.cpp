@@ -371,7 +371,8 @@ int32_t Device::run_region(void *entry, void **args, ptrdiff_t *offsets, int32_t
             synchronize(&local);
         return kOffloadFail;
     }
-    // The region runs on a KUPL executor, never on an OpenMP thread (llvm/llvm-project#63298).
+    // The region runs on a KUPL executor, never on an OpenMP thread, where its `teams` would be
+    // nested in an OpenMP team (see region_threads.h).
     // The launch returns once it has run: libomptarget 14 drops the construct's reference counts
     // (targetDataEnd) before it synchronizes, so another construct's final copy-back of shared
     // data would otherwise miss this region's writes. The caller would block in the following
