@@ -1,8 +1,8 @@
-// Two inputs vendor KUPL refuses with KUPL_ERROR and we accept on purpose (README, "Where we
-// deliberately differ"): an async copy with a NULL event, and a queue item whose field_mask
-// has the NAME bit with a NULL name. These tests pin what we do instead, so that the
-// difference stays a decision, not an accident: a NULL-event copy is an ordinary queued copy
-// (in order, every byte, failures reported by the queue's next wait); a NULL name is no name.
+// Inputs vendor KUPL refuses with KUPL_ERROR and we accept on purpose (README, "Where we
+// deliberately differ"): an async copy with a NULL event, a queue item whose field_mask has
+// the NAME bit with a NULL name, and kupl::queue_submit with a NULL desc. These tests pin what we do instead,
+// so that the difference stays a decision, not an accident: a NULL-event copy is an ordinary queued copy (in
+// order, every byte, failures reported by the queue's next wait); a NULL name is no name.
 #include <gtest/gtest.h>
 
 #include "test_support.h"
@@ -95,6 +95,15 @@ TEST(VendorDeviation, NameBitWithNullNameIsAnUnnamedItem) {
     ASSERT_EQ(kupl_queue_wait(q.get()), KUPL_OK);
     EXPECT_EQ(target, 42);
     EXPECT_EQ(ran, 1);
+}
+
+TEST(VendorDeviation, CxxSubmitWithNullDescRunsInOrder) {
+    Queue q = make_queue();
+    std::vector<int> order;
+    for (int i = 0; i < 3; ++i)
+        ASSERT_EQ(kupl::queue_submit(q.get(), nullptr, [&order, i] { order.push_back(i); }), KUPL_OK);
+    ASSERT_EQ(kupl_queue_wait(q.get()), KUPL_OK);
+    EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
 }
 
 } // namespace
