@@ -11,6 +11,10 @@
  * also prints one line on stderr saying why. Every function is thread-safe: any
  * thread may submit to, wait on or destroy any queue or event. There is no init or
  * finalize call: the runtime starts on first use and stops at process exit.
+ *
+ * Language: C89/C90 and C++98 with -pedantic, given a C library with <stdint.h> (glibc,
+ * musl; ISO C guarantees it from C99, which is the strict minimum). kupl::queue_submit
+ * needs C++11.
  */
 #ifndef KUPL_H
 #define KUPL_H
@@ -152,9 +156,9 @@ typedef void (*kupl_queue_item_func_t)(void *args);
 
 /** Which optional members of kupl_queue_item_desc_t are set. */
 enum kupl_queue_item_desc_field {
-    KUPL_QUEUE_ITEM_DESC_FIELD_NAME = 1uL << 0,      /**< name is set */
-    KUPL_QUEUE_ITEM_DESC_FIELD_EGROUP = 1uL << 1,    /**< egroup is set (ignored) */
-    KUPL_QUEUE_ITEM_DESC_FIELD_ARGS_SIZE = 1uL << 2, /**< args_size is set: args is copied by value */
+    KUPL_QUEUE_ITEM_DESC_FIELD_NAME = 1uL << 0,     /**< name is set */
+    KUPL_QUEUE_ITEM_DESC_FIELD_EGROUP = 1uL << 1,   /**< egroup is set (ignored) */
+    KUPL_QUEUE_ITEM_DESC_FIELD_ARGS_SIZE = 1uL << 2 /**< args_size is set: args is copied by value */
 };
 
 /** Describes a host function to run in order on a queue. */
@@ -191,7 +195,7 @@ kupl_export int kupl_queue_wait_all(void);
 typedef enum kupl_event_status {
     KUPL_EVENT_STATUS_CREATED,   /**< never recorded */
     KUPL_EVENT_STATUS_SUBMITTED, /**< recorded; the work before it is not done yet */
-    KUPL_EVENT_STATUS_COMPLETE,  /**< the work before its latest record is done */
+    KUPL_EVENT_STATUS_COMPLETE   /**< the work before its latest record is done */
 } kupl_event_status_t;
 
 /** Creates an event in state CREATED. NULL on failure. */
@@ -222,12 +226,14 @@ kupl_export int kupl_event_query(kupl_event_h event);
 #ifdef __cplusplus
 } /* extern "C" */
 
-#include <functional>
-
 /** Old samples call kupl_malloc(size): same as kupl_malloc(KUPL_MEM_DEFAULT, size). */
 inline void *kupl_malloc(size_t size) {
     return kupl_malloc(KUPL_MEM_DEFAULT, size);
 }
+
+/* kupl::queue_submit takes a std::function: C++11 on (the rest of this header is C89/C++98). */
+#if __cplusplus >= 201103L
+#include <functional>
 
 namespace kupl {
 /**
@@ -237,6 +243,7 @@ namespace kupl {
 kupl_export int queue_submit(kupl_queue_h queue, kupl_queue_item_desc_t *desc,
                              const std::function<void(void)> &func);
 } // namespace kupl
-#endif
+#endif /* __cplusplus >= 201103L */
+#endif /* __cplusplus */
 
 #endif /* KUPL_H */

@@ -5,7 +5,7 @@
 //
 // usage: omp_bench_pipeline [MiB total (64)] [chunks (16)] [repetitions (5)]
 // The compute region is `target parallel for`, not `target teams ...`: with teams the stock
-// plugin loses iterations on hidden-helper threads (llvm/llvm-project#63298) and a comparison
+// plugin loses iterations on hidden-helper threads (tests/omp/teams_regions.c) and a comparison
 // against a wrong answer means nothing.
 #include "median.h"
 #include "plugin_name.h"

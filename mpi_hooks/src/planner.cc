@@ -6,7 +6,7 @@
 #include "type_cache.h"
 #include "wire_format.h"
 
-#include <kupl_ext.h>
+#include "kupl_api.h"
 
 #include <climits>
 

@@ -3,8 +3,7 @@
 #include "event_pool.h"
 #include "stats.h"
 
-#include <kupl.h>
-#include <kupl_ext.h>
+#include "kupl_api.h"
 
 #include <algorithm>
 

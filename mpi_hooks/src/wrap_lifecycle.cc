@@ -6,7 +6,7 @@
 #include "type_cache.h"
 #include "wire_format.h"
 
-#include <kupl_ext.h>
+#include "kupl_api.h"
 #include <mpi.h>
 
 using namespace kupl_mpi;
@@ -22,6 +22,10 @@ void start(int rc) {
 #ifdef KUPLX_AVAILABLE
     kuplx_engine_info_t info;
     kuplx_get_engine_info(&info);
+#else
+    // Vendor KUPL starts lazily too, on its first queue or event call.
+    if (kupl_event_h event = kupl_event_create())
+        kupl_event_destroy(event);
 #endif
 }
 

@@ -6,8 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include <kupl_ext.h>
-
 #include "numa_topology.h"
 #include "plugin_event.h"
 #include "plugin_log.h"
@@ -56,8 +54,32 @@ int64_t direct_copy_threshold() {
         report_error("KUPL_OMP_DIRECT_COPY_BYTES='%s' is not a byte count; using the engine's threshold",
                      text);
     }
+#ifdef KUPLX_AVAILABLE
     kuplx_engine_info_t engine{};
     return kuplx_get_engine_info(&engine) == KUPL_OK ? static_cast<int64_t>(engine.sync_threshold) : 0;
+#else
+    // Vendor KUPL does not tell its threshold: its documented default
+    // (KUPL_MEMCPY_SDMA_THRESHOLD); below it vendor's kupl_memcpy is a memcpy on the caller too.
+    return int64_t(512) << 10;
+#endif
+}
+
+/// Queues a copy on a construct's queue. Our KUPL takes a NULL event; vendor KUPL refuses one,
+/// so over it each copy records a throwaway event (destroying one in flight is allowed). A NULL
+/// queue (kupl_queue_create failed) is refused here: our KUPL would run the copy unordered.
+bool enqueue_copy(void *dst, const void *src, int64_t size, kupl_queue_h queue) {
+    if (!queue)
+        return false;
+#ifdef KUPLX_AVAILABLE
+    return kupl_memcpy_async(dst, src, static_cast<size_t>(size), queue, nullptr) == KUPL_OK;
+#else
+    kupl_event_h event = kupl_event_create();
+    if (!event)
+        return false;
+    const bool ok = kupl_memcpy_async(dst, src, static_cast<size_t>(size), queue, event) == KUPL_OK;
+    kupl_event_destroy(event);
+    return ok;
+#endif
 }
 
 bool copy_args_ok(const void *dst, const void *src, int64_t size, int device, const char *what) {
@@ -75,6 +97,7 @@ void run_region_item(void *arg) {
     delete call;
 }
 
+#ifdef KUPLX_AVAILABLE
 /// A block whose free waits for the work that was in flight when it was deleted.
 struct DeferredFree {
     const DeviceMemory *memory;
@@ -89,6 +112,24 @@ void run_deferred_free(void *arg) {
         kupl_event_destroy(event);
     delete job;
 }
+#else
+/// Vendor KUPL has no non-blocking cross-queue wait: a block whose free waits for the work in
+/// flight when it was deleted gets a countdown item on each busy queue instead, and the last
+/// one to run frees it. No thread waits meanwhile.
+struct CountdownFree {
+    const DeviceMemory *memory;
+    Allocation block;
+    std::atomic<size_t> left;
+};
+
+void run_countdown_free(void *arg) {
+    auto *job = static_cast<CountdownFree *>(arg);
+    if (job->left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        job->memory->release(job->block);
+        delete job;
+    }
+}
+#endif
 
 } // namespace
 
@@ -155,6 +196,25 @@ int32_t Device::deallocate(void *ptr) {
 bool Device::defer_free(const Allocation &block, const std::vector<kupl_queue_h> &busy) {
     if (!init())
         return false;
+#ifndef KUPLX_AVAILABLE
+    // One count per busy queue, and one held here until all items are queued.
+    auto *job = new CountdownFree{&memory_, block, {busy.size() + 1}};
+    for (kupl_queue_h queue : busy) {
+        kupl_queue_item_desc_t desc{};
+        desc.field_mask = KUPL_QUEUE_ITEM_DESC_FIELD_NAME;
+        desc.func = run_countdown_free;
+        desc.args = job;
+        desc.name = "kupl-omp deferred free";
+        if (kupl_queue_submit(queue, &desc) != KUPL_OK) {
+            // Items already queued still count down, but never to zero: the block stays.
+            report_error("device %d: cannot defer the free of %zu bytes at %p; the block is leaked", id_,
+                         block.size, block.ptr);
+            return false;
+        }
+    }
+    run_countdown_free(job); // drops the count held here
+    return true;
+#else
     auto *job = new DeferredFree{&memory_, block, {}};
     bool ok = true;
     for (kupl_queue_h queue : busy) {
@@ -184,6 +244,7 @@ bool Device::defer_free(const Allocation &block, const std::vector<kupl_queue_h>
         kupl_event_destroy(event);
     delete job;
     return false;
+#endif
 }
 
 kupl_queue_h Device::queue_of(__tgt_async_info *info) {
@@ -237,8 +298,7 @@ int32_t Device::submit(void *device_dst, const void *host_src, int64_t size, __t
     // Nothing outstanding in this construct: the copy needs no ordering, do it now.
     if (!info || !info->Queue)
         return copy_now(device_dst, host_src, size);
-    return status(kupl_memcpy_async(device_dst, host_src, static_cast<size_t>(size), queue_of(info),
-                                    nullptr) == KUPL_OK);
+    return status(enqueue_copy(device_dst, host_src, size, queue_of(info)));
 }
 
 int32_t Device::retrieve(void *host_dst, const void *device_src, int64_t size, __tgt_async_info *info) {
@@ -255,7 +315,7 @@ int32_t Device::retrieve(void *host_dst, const void *device_src, int64_t size, _
     // libomptarget rewrites host pointers inside the destination right after this returns
     // (structs with pointer members), so the bytes must have landed before we return.
     kupl_queue_h queue = queue_of(info);
-    if (kupl_memcpy_async(host_dst, device_src, static_cast<size_t>(size), queue, nullptr) != KUPL_OK)
+    if (!enqueue_copy(host_dst, device_src, size, queue))
         return kOffloadFail;
     return status(kupl_queue_wait(queue) == KUPL_OK);
 }
@@ -267,7 +327,7 @@ int32_t Device::exchange(void *dst, const void *src, int64_t size, __tgt_async_i
         return kOffloadSuccess;
     if (!info || !info->Queue)
         return copy_now(dst, src, size);
-    return status(kupl_memcpy_async(dst, src, static_cast<size_t>(size), queue_of(info), nullptr) == KUPL_OK);
+    return status(enqueue_copy(dst, src, size, queue_of(info)));
 }
 
 const char *Device::entry_name(const void *entry) {
@@ -311,7 +371,8 @@ int32_t Device::run_region(void *entry, void **args, ptrdiff_t *offsets, int32_t
             synchronize(&local);
         return kOffloadFail;
     }
-    // The region runs on a KUPL executor, never on an OpenMP thread (llvm/llvm-project#63298).
+    // The region runs on a KUPL executor, never on an OpenMP thread, where its `teams` would be
+    // nested in an OpenMP team (see region_threads.h).
     // The launch returns once it has run: libomptarget 14 drops the construct's reference counts
     // (targetDataEnd) before it synchronizes, so another construct's final copy-back of shared
     // data would otherwise miss this region's writes. The caller would block in the following
@@ -363,18 +424,27 @@ std::string Device::summary() const {
 }
 
 void Device::print_info(int num_devices) const {
+#ifdef KUPLX_AVAILABLE
     kuplx_engine_info_t engine{};
     const bool have_engine = kuplx_get_engine_info(&engine) == KUPL_OK;
+#endif
     printf("    kupl-omp device %d of %d (libomptarget x86_64 plugin over KUPL)\n", id_, num_devices);
     printf("    NUMA node:            %d (OS index %d)\n", node_, topology_.os_index(node_));
     printf("    Cores of the node:    %s\n", topology_.cpuset_list(node_).c_str());
     printf("    Node memory:          %llu MiB\n",
            static_cast<unsigned long long>(topology_.local_memory(node_) >> 20));
     printf("    CPU model:            %s\n", topology_.cpu_model().c_str());
+#ifdef KUPLX_AVAILABLE
     if (have_engine) {
         printf("    KUPL copy engine:     %s, %d channels, %d executors\n", engine.backend,
                engine.num_channels, engine.num_executors);
     }
+#else
+    kupl_version_t version{};
+    if (kupl_get_version(&version) == KUPL_OK && version.component_name && version.component_version)
+        printf("    KUPL:                 %s %s (vendor API only)\n", version.component_name,
+               version.component_version);
+#endif
     printf("    Target regions run:   on KUPL executor threads, in queue order\n");
     printf("    Device memory:        bound to the node; host kind pinned; shared kind first-touch\n");
 }

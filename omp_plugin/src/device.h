@@ -12,9 +12,11 @@
 //                                that queue, run by a KUPL executor thread with the team size
 //                                it would get on the launching thread; either way the launch
 //                                returns once it has run;
-//   wait_event               <-> kuplx_queue_wait_event_async (non-blocking);
+//   wait_event               <-> kuplx_queue_wait_event_async (non-blocking); over vendor
+//                                KUPL kupl_queue_wait_event (blocking);
 //   data_delete              <-> free now if no queue is busy, else a free queued behind an
-//                                event recorded on every busy queue (never blocks).
+//                                event recorded on every busy queue (over vendor KUPL: the
+//                                last of a countdown item queued on each); never blocks.
 // Every method is safe to call from several threads at once.
 #pragma once
 
@@ -26,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include <kupl.h>
+#include "kupl_api.h"
 
 #include "device_memory.h"
 #include "image_loader.h"

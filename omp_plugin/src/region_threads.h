@@ -3,8 +3,10 @@
 // stock plugin: libomp runs every region shape correctly at that level, and a hand-off to an
 // executor and back cost ~3 us of a 0.37 us empty region. Every other region -- `nowait` ones,
 // launched from hidden-helper threads, and those launched inside a host `parallel` -- runs on a
-// KUPL executor thread, which is not an OpenMP thread: on the launching thread libomp 14
-// computes wrong `distribute` loops and asserts in its task queues (llvm/llvm-project#63298).
+// KUPL executor thread, which is not an OpenMP thread: on the launching thread the region's
+// `teams` would run nested inside an OpenMP team, which libomp does not support (the cause
+// given in llvm/llvm-project#63298, which reports it as "OMP: Error #132"); there libomp 14
+// computes wrong `distribute` loops and asserts in its task queues (tests/omp).
 // There the region forks the team it would fork on its launching thread: one thread, as a
 // `parallel` is nested there, so several regions in flight do not oversubscribe the cores (on 2
 // cores, 16 nowait `target parallel for` chunks ran at 0.58x of the stock plugin with a full

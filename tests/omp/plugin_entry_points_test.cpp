@@ -4,6 +4,7 @@
 // stand in for region entries where a test needs a slow or observable region.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -319,6 +320,10 @@ TEST_F(EntryPoints, DeleteDuringRunningRegionIsDeferredNotBlocking) {
 // Hazards 3 and 1: wait_event orders the waiting queue after the recorded work without blocking,
 // and a retrieve queued behind it returns only when its bytes have landed.
 TEST_F(EntryPoints, WaitEventOrdersWithoutBlockingAndRetrieveLands) {
+#ifdef KUPL_TEST_VENDOR_API_ONLY
+    GTEST_SKIP()
+        << "built for vendor KUPL: wait_event blocks (WaitEventOverVendorKuplBlocksUntilTheRecordIsDone)";
+#endif
     void *buf = p.data_alloc(0, kBlock, nullptr, kAllocDefault);
     ASSERT_NE(buf, nullptr);
     ASSERT_EQ(p.data_submit(0, buf, std::vector<unsigned char>(kBlock, 0).data(), kBlock), kSuccess);
@@ -369,6 +374,47 @@ TEST_F(EntryPoints, WaitEventOrdersWithoutBlockingAndRetrieveLands) {
     EXPECT_EQ(p.destroy_event(0, event), kSuccess);
     EXPECT_EQ(p.data_delete(0, buf), kSuccess);
 }
+
+#ifdef KUPL_TEST_VENDOR_API_ONLY
+// Hazard 3 over vendor KUPL, which has no non-blocking cross-queue wait: wait_event orders the
+// waiting queue after the recorded work by blocking until that work is done.
+TEST_F(EntryPoints, WaitEventOverVendorKuplBlocksUntilTheRecordIsDone) {
+    void *buf = p.data_alloc(0, kBlock, nullptr, kAllocDefault);
+    ASSERT_NE(buf, nullptr);
+    ASSERT_EQ(p.data_submit(0, buf, std::vector<unsigned char>(kBlock, 0).data(), kBlock), kSuccess);
+    void *event = nullptr;
+    ASSERT_EQ(p.create_event(0, &event), kSuccess);
+    Gate gate;
+    AsyncInfo producer;
+    std::thread producing([&] {
+        void *args[] = {buf, &gate};
+        ptrdiff_t offsets[] = {0, 0};
+        EXPECT_EQ(p.run_region_async(0, reinterpret_cast<void *>(gated_fill), args, offsets, 2, &producer),
+                  kSuccess);
+    });
+    gate.wait_started();
+    ASSERT_EQ(p.record_event(0, event, &producer), kSuccess);
+
+    const auto start = std::chrono::steady_clock::now();
+    std::thread opener([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(40));
+        gate.open.store(true);
+    });
+    AsyncInfo consumer;
+    EXPECT_EQ(p.wait_event(0, event, &consumer), kSuccess);
+    EXPECT_GE(ms_since(start), 40.0) << "wait_event returned before the recorded region ran";
+    std::vector<unsigned char> host(kBlock, 0);
+    EXPECT_EQ(p.data_retrieve_async(0, host.data(), buf, kBlock, &consumer), kSuccess);
+    EXPECT_EQ(std::count(host.begin(), host.end(), 0xA5), static_cast<ptrdiff_t>(kBlock));
+    opener.join();
+    producing.join();
+    EXPECT_EQ(p.synchronize(0, &consumer), kSuccess);
+    EXPECT_EQ(p.synchronize(0, &producer), kSuccess);
+    EXPECT_EQ(p.sync_event(0, event), kSuccess);
+    EXPECT_EQ(p.destroy_event(0, event), kSuccess);
+    EXPECT_EQ(p.data_delete(0, buf), kSuccess);
+}
+#endif
 
 // A copy KUPL fails (fault injection of libkupl, loaded by the plugin) reaches libomptarget
 // as OFFLOAD_FAIL, whether it was made at once or queued.

@@ -3,7 +3,9 @@
 // three places: the initial thread (the region runs there), `nowait` (a hidden-helper thread
 // launches it; ours runs it on a KUPL executor) and a thread of a host `parallel` (the same).
 // LLVM's stock plugin runs every region on its launching thread and, under `nowait`, loses 7 of
-// every 8 iterations of each `distribute` shape (llvm/llvm-project#63298); with
+// every 8 iterations of each `distribute` shape (its `teams` then runs nested in an OpenMP
+// team, which libomp does not support; llvm/llvm-project#63298 reports that nesting failing
+// with "OMP: Error #132"); with
 // OMP_TEST_EXPECT_PLUGIN=stock this program reports that wrong answer (and, from the initial
 // thread, checks that the stock plugin is right there too).
 #include "omp_test.h"
