@@ -7,6 +7,7 @@
 #include <kupl_ext.h>
 
 #include <algorithm>
+#include <new>
 
 #include <cstdint>
 #include <cstring>
@@ -62,7 +63,22 @@ CopyBatch::~CopyBatch() {
     wait();
 }
 
+bool CopyBatch::room_for_one_more() noexcept {
+    try {
+        if (pieces_.size() == pieces_.capacity())
+            pieces_.reserve(std::max<size_t>(8, 2 * pieces_.capacity()));
+        if (events_.size() == events_.capacity())
+            events_.reserve(std::max<size_t>(8, 2 * events_.capacity()));
+        return true;
+    } catch (const std::bad_alloc &) {
+        return false;
+    }
+}
+
 void CopyBatch::submit(const Piece &p, bool on_caller) {
+    // With no memory to track an asynchronous copy, copy it here: the result is the same.
+    if (!on_caller && !room_for_one_more())
+        on_caller = true;
     if (on_caller) {
         // The synchronous call runs KUPL's row kernel right here, with no event or hand-off
         // (a few hundred ns cheaper than async + wait). Chunks stay below the size from which
