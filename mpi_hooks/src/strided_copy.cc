@@ -82,8 +82,13 @@ void CopyBatch::submit(const Piece &p, bool on_caller) {
     if (on_caller) {
         // The synchronous call runs KUPL's row kernel right here, with no event or hand-off
         // (a few hundred ns cheaper than async + wait). Chunks stay below the size from which
-        // kupl_memcpy2d itself would hand the copy to a channel thread.
-        const size_t chunk_rows = std::max<size_t>(1, caller_chunk_bytes() / std::max<size_t>(p.width, 1));
+        // kupl_memcpy2d itself would hand the copy to a channel thread. KUPL weighs a 2D copy by
+        // the cache lines it touches, not its bytes: a row costs its width rounded up to 64 bytes
+        // plus 64 (measured in kupl's engine; a row of 8 bytes weighs 128). Counting rows by
+        // width alone let columns of more than 4096 narrow rows go to the channels, which waits
+        // for a thread that competes with a rank, and allocates in KUPL on every copy.
+        const size_t row_cost = (p.width + 63) / 64 * 64 + 64;
+        const size_t chunk_rows = std::max<size_t>(1, caller_chunk_bytes() / row_cost);
         bool ok = true;
         for (size_t r = 0; r < p.height && ok; r += chunk_rows)
             ok = kupl_memcpy2d(p.dst + r * p.dpitch, p.dpitch, p.src + r * p.spitch, p.spitch, p.width,
