@@ -3,10 +3,11 @@
  * sets) and fills it up to a little headroom, then keeps many strided requests
  * in flight, blocking Sendrecvs, Recvs and datatype create/free churn going.
  * Open MPI's own free lists were grown beforehand by running the same pattern
- * through PMPI_*, so Open MPI needs no new memory; the interposer's staging
- * buffers (512 KiB each) do not fit, so it must hand those messages to Open MPI
- * untouched (counted as no-memory) instead of crashing; the few buffers that
- * fit are recycled through its pool. Every element is checked, and
+ * through PMPI_*, so Open MPI needs little new memory; the interposer's staging
+ * buffers (2 MiB each) never fit, so it must hand every
+ * message to Open MPI untouched (counted as no-memory) instead of crashing --
+ * and leave Open MPI the same headroom as without the interposer, or Open MPI
+ * itself would run short. Every element is checked, and
  * once the memory is given back the same exchanges are staged again.
  * (Taking the last byte too is no test: Open MPI itself then fails now and
  * then, with or without the interposer.)
@@ -19,10 +20,15 @@
 #include <unistd.h>
 
 enum {
-    N_REQ = 24,          /* exchanges in flight at once */
-    ROWS = 64 * 1024,    /* doubles per message: 512 KiB packed */
-    LEN = 2 * ROWS,      /* a column of stride 2 */
-    HEADROOM = 2 << 20,  /* bytes left free under the cap */
+    N_REQ = 24,        /* exchanges in flight at once */
+    ROWS = 128 * 1024, /* doubles per message: 1 MiB packed, a 2 MiB staging buffer */
+    LEN = 2 * ROWS,    /* a column of stride 2 */
+    /*
+     * Left free under the cap, for Open MPI. The ballast stops when no CHUNK fits anywhere, so the
+     * largest free block is below HEADROOM + 2 * CHUNK: a staging buffer can never fit and take
+     * Open MPI's share.
+     */
+    HEADROOM = 1 << 20,
     CHUNK = 256 << 10,   /* ballast granularity */
     MAX_CHUNKS = 1 << 16 /* 16 GiB of ballast at most */
 };
