@@ -64,7 +64,7 @@ void stage_unpack(CopyBatch &batch, const Plan &p, char *staging, size_t bytes) 
     batch.unpack(staging + p.gap, bytes, p.where);
 }
 
-std::shared_ptr<const MPI_Datatype> gapped_wire_type(MPI_Datatype leaf, int n) {
+std::shared_ptr<const MPI_Datatype> gapped_wire_type(MPI_Datatype leaf, int n) try {
     std::lock_guard<std::mutex> lock(g_mutex);
     const auto key = std::make_pair(leaf, n);
     auto it = cache().find(key);
@@ -75,14 +75,11 @@ std::shared_ptr<const MPI_Datatype> gapped_wire_type(MPI_Datatype leaf, int n) {
     if (cache().size() >= kMaxCachedTypes)
         cache().clear();
     WireType t = make_wire_type(leaf, n);
-    if (!t)
-        return nullptr;
-    try {
+    if (t)
         cache().emplace(key, t);
-    } catch (const std::bad_alloc &) {
-        // Not cached: the caller's reference is the only one, and frees the type after its call.
-    }
     return t;
+} catch (const std::bad_alloc &) {
+    return nullptr; // no cache or no room in it: the message travels as plain leaves
 }
 
 void wire_types_release() {
