@@ -1,6 +1,7 @@
 #include "event_pool.h"
 
 #include <mutex>
+#include <new>
 #include <vector>
 
 namespace kupl_mpi {
@@ -16,24 +17,28 @@ std::vector<kupl_event_h> &pool() {
 } // namespace
 
 kupl_event_h event_pool_get() {
-    {
+    try {
         std::lock_guard<std::mutex> lock(g_mutex);
         if (!pool().empty()) {
             kupl_event_h ev = pool().back();
             pool().pop_back();
             return ev;
         }
+    } catch (const std::bad_alloc &) {
+        // the pool itself could not be made: create one
     }
-    return kupl_event_create();
+    return kupl_event_create(); // NULL when KUPL is out of memory: the caller copies on its own thread
 }
 
 void event_pool_put(kupl_event_h event) {
-    {
+    try {
         std::lock_guard<std::mutex> lock(g_mutex);
         if (pool().size() < kMaxPooled) {
             pool().push_back(event);
             return;
         }
+    } catch (const std::bad_alloc &) {
+        // no room to keep it: destroy it below
     }
     kupl_event_destroy(event);
 }

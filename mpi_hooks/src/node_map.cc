@@ -1,7 +1,9 @@
 #include "node_map.h"
 
 #include <atomic>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <vector>
 
 namespace kupl_mpi {
@@ -25,30 +27,40 @@ int delete_locality(MPI_Comm, int, void *value, void *) {
     return MPI_SUCCESS;
 }
 
-CommLocality *compute(MPI_Comm comm) {
-    auto *loc = new CommLocality;
+/** The locality of comm, or null if there is no memory for it (the call then goes to Open MPI). */
+CommLocality *compute(MPI_Comm comm) try {
+    auto loc = std::make_unique<CommLocality>();
     int inter = 0;
     PMPI_Comm_test_inter(comm, &inter);
     if (inter) {
         loc->inter = true;
-        return loc;
+        return loc.release();
     }
     int size = 0;
     PMPI_Comm_size(comm, &size);
     MPI_Group group;
     PMPI_Comm_group(comm, &group);
-    std::vector<int> ranks(size), world(size);
+    std::vector<int> ranks, world;
+    try {
+        ranks.resize(size);
+        world.resize(size);
+        loc->local.resize(size);
+    } catch (const std::bad_alloc &) {
+        PMPI_Group_free(&group);
+        throw;
+    }
     for (int i = 0; i < size; ++i)
         ranks[i] = i;
     PMPI_Group_translate_ranks(group, size, ranks.data(), g_world_group, world.data());
     PMPI_Group_free(&group);
-    loc->local.resize(size);
     loc->all_local = true;
     for (int i = 0; i < size; ++i) {
         loc->local[i] = world[i] != MPI_UNDEFINED && g_world_local[world[i]];
         loc->all_local = loc->all_local && loc->local[i];
     }
-    return loc;
+    return loc.release();
+} catch (const std::bad_alloc &) {
+    return nullptr;
 }
 
 } // namespace
@@ -65,17 +77,26 @@ void node_map_init() {
     int world_size = 0, node_size = 0;
     PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
     PMPI_Comm_size(node, &node_size);
-    std::vector<int> ranks(node_size), world(node_size);
-    for (int i = 0; i < node_size; ++i)
-        ranks[i] = i;
-    PMPI_Group_translate_ranks(node_group, node_size, ranks.data(), g_world_group, world.data());
-    g_world_local.assign(world_size, 0);
-    for (int r : world)
-        if (r != MPI_UNDEFINED)
-            g_world_local[r] = 1;
+    bool ok = true;
+    try {
+        std::vector<int> ranks(node_size), world(node_size);
+        for (int i = 0; i < node_size; ++i)
+            ranks[i] = i;
+        PMPI_Group_translate_ranks(node_group, node_size, ranks.data(), g_world_group, world.data());
+        g_world_local.assign(world_size, 0);
+        for (int r : world)
+            if (r != MPI_UNDEFINED)
+                g_world_local[r] = 1;
+    } catch (const std::bad_alloc &) {
+        ok = false; // no node map: every message goes to Open MPI (counted as no-node-map)
+    }
     g_ranks_on_node = node_size;
     PMPI_Group_free(&node_group);
     PMPI_Comm_free(&node);
+    if (!ok) {
+        PMPI_Group_free(&g_world_group);
+        return;
+    }
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_locality, &g_keyval, nullptr);
     g_ready.store(true);
 }
@@ -114,8 +135,13 @@ bool peer_on_node(MPI_Comm comm, int peer, Fallback *why) {
         PMPI_Comm_get_attr(comm, g_keyval, &loc, &found);
         if (!found) {
             loc = compute(comm);
-            PMPI_Comm_set_attr(comm, g_keyval, loc);
+            if (loc)
+                PMPI_Comm_set_attr(comm, g_keyval, loc);
         }
+    }
+    if (!loc) { // computed again at the next call
+        *why = Fallback::NoMemory;
+        return false;
     }
     if (loc->inter) {
         *why = Fallback::Intercomm;

@@ -89,10 +89,11 @@ bool plan(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm c
     out->wire_count = static_cast<int>(leaves);
     out->bytes = static_cast<size_t>(bytes);
     out->gap = 0;
+    out->wire_owner.reset();
     if ((use == Use::Send || use == Use::Recv) && leaves >= 2) {
-        MPI_Datatype wire = gapped_wire_type(l.leaf, static_cast<int>(leaves));
-        if (wire != MPI_DATATYPE_NULL) {
-            out->wire_type = wire;
+        // Without it (no memory) the message travels as plain leaves, which is still right.
+        if ((out->wire_owner = gapped_wire_type(l.leaf, static_cast<int>(leaves)))) {
+            out->wire_type = *out->wire_owner;
             out->wire_count = 1;
             out->gap = l.leaf_size;
         }

@@ -7,15 +7,20 @@
 
 #include <mpi.h>
 
+#include <memory>
+
 namespace kupl_mpi {
 
 /** An accelerated message: where its grid is and how it travels packed. */
 struct Plan {
     Placement where;
     MPI_Datatype wire_type = MPI_DATATYPE_NULL; // how the staged bytes travel (see wire_format.h)
-    int wire_count = 0;                         // elements of wire_type in the message
-    size_t bytes = 0;                           // packed bytes
-    size_t gap = 0;                             // staging gap after leaf 0 (0: plain leaves)
+    // Holds a derived wire_type committed for as long as this plan (or a copy) may post it:
+    // the wire-type cache may evict it meanwhile but never frees a type a plan still holds.
+    std::shared_ptr<const MPI_Datatype> wire_owner;
+    int wire_count = 0; // elements of wire_type in the message
+    size_t bytes = 0;   // packed bytes
+    size_t gap = 0;     // staging gap after leaf 0 (0: plain leaves)
 };
 
 /** What the message is used for; the cost model differs. */

@@ -5,9 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <mutex>
-#include <unordered_map>
-#include <vector>
+#include <new>
+#include <utility>
 
 namespace kupl_mpi {
 namespace {
@@ -15,14 +16,39 @@ namespace {
 std::mutex g_mutex;
 std::atomic<size_t> g_tracked{0};  // table + detached
 std::atomic<size_t> g_detached{0}; // detached only
-std::unordered_map<MPI_Request, OpPtr> &table() {
-    static auto *t = new std::unordered_map<MPI_Request, OpPtr>;
-    return *t;
+
+// The table is a fixed array of chains through PendingOp::next, and the detached
+// requests one more chain: linking an op in never allocates, so recording a
+// request whose real Open MPI request is already posted cannot fail.
+constexpr size_t kBuckets = 4096;
+PendingOp *g_buckets[kBuckets];
+PendingOp *g_detached_list = nullptr;
+
+PendingOp *&bucket(MPI_Request request) {
+    const auto v = reinterpret_cast<uintptr_t>(request);
+    return g_buckets[((v >> 4) ^ (v >> 16)) % kBuckets];
 }
-std::vector<std::pair<MPI_Request, OpPtr>> &detached() {
-    static auto *d = new std::vector<std::pair<MPI_Request, OpPtr>>;
-    return *d;
+
+/** Unlinks and returns the op recorded under request, or null. Caller holds g_mutex. */
+PendingOp *unlink(MPI_Request request) {
+    for (PendingOp **link = &bucket(request); *link; link = &(*link)->next) {
+        PendingOp *op = *link;
+        if (op->handle == request) {
+            *link = op->next;
+            op->next = nullptr;
+            return op;
+        }
+    }
+    return nullptr;
 }
+
+} // namespace
+
+OpPtr new_op() {
+    return OpPtr(new (std::nothrow) PendingOp);
+}
+
+namespace {
 
 MPI_Count received_bytes(const MPI_Status &st) {
     int cancelled = 0;
@@ -47,28 +73,35 @@ MPI_Status empty_status() {
     return st;
 }
 
+int report_no_memory() {
+    stats_fallback(Fallback::NoMemory);
+    PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+    return MPI_ERR_NO_MEM;
+}
+
 bool requests_none() {
     return g_tracked.load(std::memory_order_acquire) == 0;
 }
 
 void requests_put(MPI_Request request, OpPtr op) {
+    OpPtr replaced;
     std::lock_guard<std::mutex> lock(g_mutex);
-    auto &slot = table()[request];
-    if (!slot)
+    replaced.reset(unlink(request));
+    if (!replaced)
         g_tracked.fetch_add(1, std::memory_order_release);
-    slot = std::move(op);
+    PendingOp *p = op.release();
+    p->handle = request;
+    p->next = bucket(request);
+    bucket(request) = p;
 }
 
 OpPtr requests_take(MPI_Request request) {
     if (requests_none() || request == MPI_REQUEST_NULL)
         return nullptr;
     std::lock_guard<std::mutex> lock(g_mutex);
-    auto it = table().find(request);
-    if (it == table().end())
-        return nullptr;
-    OpPtr op = std::move(it->second);
-    table().erase(it);
-    g_tracked.fetch_sub(1, std::memory_order_release);
+    OpPtr op(unlink(request));
+    if (op)
+        g_tracked.fetch_sub(1, std::memory_order_release);
     return op;
 }
 
@@ -101,7 +134,10 @@ void settle(int n, const MPI_Request *after, OpPtr *ops, const char *done, const
 
 void requests_detach(MPI_Request request, OpPtr op) {
     std::lock_guard<std::mutex> lock(g_mutex);
-    detached().emplace_back(request, std::move(op));
+    PendingOp *p = op.release();
+    p->handle = request;
+    p->next = g_detached_list;
+    g_detached_list = p;
     g_tracked.fetch_add(1, std::memory_order_release);
     g_detached.fetch_add(1, std::memory_order_release);
 }
@@ -109,38 +145,47 @@ void requests_detach(MPI_Request request, OpPtr op) {
 void requests_reap(bool final) {
     if (g_detached.load(std::memory_order_acquire) == 0)
         return;
-    std::vector<std::pair<MPI_Request, OpPtr>> mine;
+    PendingOp *mine = nullptr;
     {
         std::lock_guard<std::mutex> lock(g_mutex);
-        if (detached().empty())
-            return;
-        mine.swap(detached());
+        std::swap(mine, g_detached_list);
     }
-    std::vector<std::pair<MPI_Request, OpPtr>> pending;
-    for (auto &entry : mine) {
-        MPI_Request r = entry.first;
+    PendingOp *pending = nullptr, *pending_tail = nullptr;
+    size_t settled = 0;
+    while (mine) {
+        OpPtr op(mine);
+        mine = mine->next;
+        op->next = nullptr;
+        MPI_Request r = op->handle;
         int flag = 0;
         MPI_Status st = empty_status();
         PMPI_Test(&r, &flag, &st);
         if (!flag) {
-            if (final)
-                (void)entry.second.release(); // Open MPI may still touch the staging buffer: leak it
-            else
-                pending.push_back(std::move(entry));
+            if (final) {
+                (void)op.release(); // Open MPI may still touch the staging buffer: leak it
+                ++settled;
+            } else {
+                PendingOp *p = op.release();
+                (pending_tail ? pending_tail->next : pending) = p;
+                pending_tail = p;
+            }
             continue;
         }
+        ++settled;
         const char done = 1;
-        settle(1, &r, &entry.second, &done, &st);
+        settle(1, &r, &op, &done, &st);
         if (r != MPI_REQUEST_NULL) { // persistent or failed: the application already let go of it
             OpPtr left = requests_take(r);
             PMPI_Request_free(&r);
         }
     }
     std::lock_guard<std::mutex> lock(g_mutex);
-    g_tracked.fetch_sub(mine.size() - pending.size(), std::memory_order_release);
-    g_detached.fetch_sub(mine.size() - pending.size(), std::memory_order_release);
-    for (auto &entry : pending)
-        detached().push_back(std::move(entry));
+    g_tracked.fetch_sub(settled, std::memory_order_release);
+    g_detached.fetch_sub(settled, std::memory_order_release);
+    if (pending_tail) {
+        pending_tail->next = g_detached_list;
+        g_detached_list = pending;
+    }
 }
 
 } // namespace kupl_mpi

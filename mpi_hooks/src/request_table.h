@@ -18,11 +18,19 @@ struct PendingOp {
     bool delivered = false; // recv: staging already unpacked into the user buffer
     Plan plan;
     StagingBuffer staging;
+    // The table's own links, so that recording an op after its real request is posted
+    // allocates nothing and so cannot fail (see requests_put).
+    MPI_Request handle = MPI_REQUEST_NULL;
+    PendingOp *next = nullptr;
 };
 using OpPtr = std::unique_ptr<PendingOp>;
 
+/** A new op, or null when out of memory (the call then goes to Open MPI untouched). */
+OpPtr new_op();
+
 /** True if no request is tracked (the fast path of every completion call). */
 bool requests_none();
+/** Records op under request. Never fails or throws: safe once the real request exists. */
 void requests_put(MPI_Request request, OpPtr op);
 /** Removes and returns the op of request, or null. */
 OpPtr requests_take(MPI_Request request);
@@ -35,10 +43,17 @@ OpPtr requests_take(MPI_Request request);
  */
 void settle(int n, const MPI_Request *after, OpPtr *ops, const char *done, const MPI_Status *statuses);
 
-/** Keeps a freed but still active request until it completes (MPI_Request_free). */
+/** Keeps a freed but still active request until it completes (MPI_Request_free). Never fails. */
 void requests_detach(MPI_Request request, OpPtr op);
 /** Completes detached requests that have finished; with final, abandons the rest. */
 void requests_reap(bool final);
+
+/**
+ * For a completion call that has no memory for its bookkeeping and so did
+ * nothing: raises MPI_ERR_NO_MEM on MPI_COMM_WORLD's error handler (fatal by
+ * default, as an Open MPI request error would be) and returns it.
+ */
+int report_no_memory();
 
 /** A status with count 0, not cancelled. */
 MPI_Status empty_status();

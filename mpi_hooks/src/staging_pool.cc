@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <new>
 #include <vector>
 
 namespace kupl_mpi {
@@ -74,10 +75,14 @@ void StagingBuffer::release() {
     if (size_class_ >= 0) {
         std::lock_guard<std::mutex> lock(g_mutex);
         if (g_cached_bytes + class_bytes(size_class_) <= kMaxCachedBytes) {
-            g_free[size_class_].push_back(data_);
-            g_cached_bytes += class_bytes(size_class_);
-            data_ = nullptr;
-            return;
+            try {
+                g_free[size_class_].push_back(data_);
+                g_cached_bytes += class_bytes(size_class_);
+                data_ = nullptr;
+                return;
+            } catch (const std::bad_alloc &) {
+                // No room in the free list (this runs in destructors): free the buffer instead.
+            }
         }
     }
     std::free(data_);

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <string>
 
 namespace kupl_mpi {
@@ -65,6 +66,8 @@ const char *fallback_name(Fallback f) {
         return "pack-buffer-too-small";
     case Fallback::BadArgument:
         return "bad-argument";
+    case Fallback::NoMemory:
+        return "no-memory";
     case Fallback::kCount:
         break;
     }
@@ -91,23 +94,27 @@ bool stats_enabled() {
 }
 
 void stats_print(int rank) {
-    std::string out = "[kupl_mpi] rank " + std::to_string(rank) + " stats\n";
-    out += "[kupl_mpi]   committed types:";
-    for (int v = 0; v < kVerdicts; ++v)
-        out += std::string(" ") + verdict_name(static_cast<TypeVerdict>(v)) + "=" +
-               std::to_string(g_types[v].load());
-    out += "\n[kupl_mpi]   accelerated:";
-    for (int a = 0; a < static_cast<int>(Accel::kCount); ++a)
-        out += std::string(" ") + accel_name(static_cast<Accel>(a)) + "=" +
-               std::to_string(g_accel_calls[a].load()) + " (" + std::to_string(g_accel_bytes[a].load()) +
-               " B)";
-    out += "\n[kupl_mpi]   fell back:";
-    for (int f = 0; f < static_cast<int>(Fallback::kCount); ++f)
-        if (uint64_t n = g_fallbacks[f].load())
-            out += std::string(" ") + fallback_name(static_cast<Fallback>(f)) + "=" + std::to_string(n);
-    out +=
-        "\n[kupl_mpi]   engine errors (redone on the CPU): " + std::to_string(g_engine_errors.load()) + "\n";
-    std::fputs(out.c_str(), stderr);
+    try {
+        std::string out = "[kupl_mpi] rank " + std::to_string(rank) + " stats\n";
+        out += "[kupl_mpi]   committed types:";
+        for (int v = 0; v < kVerdicts; ++v)
+            out += std::string(" ") + verdict_name(static_cast<TypeVerdict>(v)) + "=" +
+                   std::to_string(g_types[v].load());
+        out += "\n[kupl_mpi]   accelerated:";
+        for (int a = 0; a < static_cast<int>(Accel::kCount); ++a)
+            out += std::string(" ") + accel_name(static_cast<Accel>(a)) + "=" +
+                   std::to_string(g_accel_calls[a].load()) + " (" + std::to_string(g_accel_bytes[a].load()) +
+                   " B)";
+        out += "\n[kupl_mpi]   fell back:";
+        for (int f = 0; f < static_cast<int>(Fallback::kCount); ++f)
+            if (uint64_t n = g_fallbacks[f].load())
+                out += std::string(" ") + fallback_name(static_cast<Fallback>(f)) + "=" + std::to_string(n);
+        out += "\n[kupl_mpi]   engine errors (redone on the CPU): " + std::to_string(g_engine_errors.load()) +
+               "\n";
+        std::fputs(out.c_str(), stderr);
+    } catch (const std::bad_alloc &) {
+        std::fprintf(stderr, "[kupl_mpi] rank %d stats: no memory to format them\n", rank);
+    }
 }
 
 } // namespace kupl_mpi

@@ -23,6 +23,7 @@ enum class Fallback {
     TooLarge,         // count overflows int
     BufferTooSmall,   // Pack/Unpack that Open MPI must reject itself
     BadArgument,      // let Open MPI report it
+    NoMemory,         // a staging buffer or the bookkeeping of a request could not be allocated
     kCount
 };
 

@@ -6,6 +6,7 @@
 #include "kupl_api.h"
 
 #include <algorithm>
+#include <new>
 
 #include <cstdint>
 #include <cstring>
@@ -61,12 +62,32 @@ CopyBatch::~CopyBatch() {
     wait();
 }
 
+bool CopyBatch::room_for_one_more() noexcept {
+    try {
+        if (pieces_.size() == pieces_.capacity())
+            pieces_.reserve(std::max<size_t>(8, 2 * pieces_.capacity()));
+        if (events_.size() == events_.capacity())
+            events_.reserve(std::max<size_t>(8, 2 * events_.capacity()));
+        return true;
+    } catch (const std::bad_alloc &) {
+        return false;
+    }
+}
+
 void CopyBatch::submit(const Piece &p, bool on_caller) {
+    // With no memory to track an asynchronous copy, copy it here: the result is the same.
+    if (!on_caller && !room_for_one_more())
+        on_caller = true;
     if (on_caller) {
         // The synchronous call runs KUPL's row kernel right here, with no event or hand-off
         // (a few hundred ns cheaper than async + wait). Chunks stay below the size from which
-        // kupl_memcpy2d itself would hand the copy to a channel thread.
-        const size_t chunk_rows = std::max<size_t>(1, caller_chunk_bytes() / std::max<size_t>(p.width, 1));
+        // kupl_memcpy2d itself would hand the copy to a channel thread. KUPL weighs a 2D copy by
+        // the cache lines it touches, not its bytes: a row costs its width rounded up to 64 bytes
+        // plus 64 (measured in kupl's engine; a row of 8 bytes weighs 128). Counting rows by
+        // width alone let columns of more than 4096 narrow rows go to the channels, which waits
+        // for a thread that competes with a rank, and allocates in KUPL on every copy.
+        const size_t row_cost = (p.width + 63) / 64 * 64 + 64;
+        const size_t chunk_rows = std::max<size_t>(1, caller_chunk_bytes() / row_cost);
         bool ok = true;
         for (size_t r = 0; r < p.height && ok; r += chunk_rows)
             ok = kupl_memcpy2d(p.dst + r * p.dpitch, p.dpitch, p.src + r * p.spitch, p.spitch, p.width,

@@ -52,7 +52,10 @@ class CopyBatch {
         size_t spitch;
         size_t width, height;
     };
+    /** Never throws: a copy that cannot go to the engine is done on the caller. */
     void submit(const Piece &p, bool on_caller);
+    /** Makes sure one more async piece can be recorded without allocating; false if no memory. */
+    bool room_for_one_more() noexcept;
     std::vector<Piece> pieces_;
     std::vector<void *> events_; // kupl_event_h, one per submitted piece
 };

@@ -3,6 +3,7 @@
 #include "stats.h"
 
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <unordered_map>
 
@@ -18,13 +19,19 @@ std::unordered_map<MPI_Datatype, TypeInfo> &table() {
 } // namespace
 
 void type_cache_add(MPI_Datatype datatype) {
-    TypeInfo info;
-    info.verdict = analyse_datatype(datatype, &info.layout);
-    PMPI_Type_get_extent(datatype, &info.lb, &info.extent);
-    PMPI_Type_size(datatype, &info.size);
-    stats_type_committed(info.verdict);
-    std::unique_lock<std::shared_mutex> lock(g_mutex);
-    table()[datatype] = info;
+    try {
+        TypeInfo info;
+        info.verdict = analyse_datatype(datatype, &info.layout);
+        PMPI_Type_get_extent(datatype, &info.lb, &info.extent);
+        PMPI_Type_size(datatype, &info.size);
+        stats_type_committed(info.verdict);
+        std::unique_lock<std::shared_mutex> lock(g_mutex);
+        table()[datatype] = info;
+    } catch (const std::bad_alloc &) {
+        // Not analysed or not recorded: the type stays unknown and goes to Open MPI. Nothing stale can
+        // be left under the handle: its previous type's entry went at MPI_Type_free.
+        type_cache_remove(datatype);
+    }
 }
 
 void type_cache_remove(MPI_Datatype datatype) {

@@ -9,6 +9,8 @@
 
 #include "planner.h"
 
+#include <memory>
+
 namespace kupl_mpi {
 
 /** Bytes of staging a plan needs (packed bytes plus the gap). */
@@ -23,12 +25,15 @@ void stage_pack(CopyBatch &batch, const Plan &p, char *staging);
 void stage_unpack(CopyBatch &batch, const Plan &p, char *staging, size_t bytes);
 
 /**
- * The committed two-block type of n leaves (cached; owned by the cache), or
- * MPI_DATATYPE_NULL if it cannot be made.
+ * The committed two-block type of n leaves, or null if it cannot be made. The
+ * type stays committed while any copy of the returned pointer lives: the cache
+ * holds one reference, and evicting an entry only drops that reference, so a
+ * type that a planned call is about to post (or a request still holds) is freed
+ * only after its last user lets go. Never throws.
  */
-MPI_Datatype gapped_wire_type(MPI_Datatype leaf, int n);
+std::shared_ptr<const MPI_Datatype> gapped_wire_type(MPI_Datatype leaf, int n);
 
-/** Frees the cached wire types (before MPI_Finalize). */
+/** Drops the cache's references to the wire types (before MPI_Finalize). */
 void wire_types_release();
 
 } // namespace kupl_mpi

@@ -8,22 +8,29 @@
 
 #include <mpi.h>
 
+#include <new>
 #include <vector>
 
 using namespace kupl_mpi;
 
 namespace {
 
-/** The ops of a request array, taken out of the table for the duration of one call. */
+/**
+ * The ops of a request array, taken out of the table for the duration of one call.
+ * Everything a call needs memory for is allocated before anything is taken (and
+ * before the real call), so running out of memory leaves the requests untouched:
+ * the call then reports MPI_ERR_NO_MEM (report_no_memory) without doing anything.
+ */
 struct TakenOps {
     std::vector<OpPtr> ops;
     bool any = false;
 
+    /** Throws std::bad_alloc (with nothing taken) if there is no memory for the array. */
     TakenOps(int n, const MPI_Request *requests) {
         if (requests_none() || n <= 0 || !requests)
             return;
         ops.resize(n);
-        for (int i = 0; i < n; ++i) {
+        for (int i = 0; i < n; ++i) { // requests_take never throws
             ops[i] = requests_take(requests[i]);
             any = any || ops[i];
         }
@@ -40,7 +47,7 @@ struct TakenOps {
 struct Completion {
     std::vector<char> done;
     std::vector<MPI_Status> statuses;
-    explicit Completion(int n) : done(n, 0), statuses(n, empty_status()) {}
+    explicit Completion(int n) : done(n > 0 ? n : 0, 0), statuses(n > 0 ? n : 0, empty_status()) {}
     void settle_into(int n, MPI_Request *requests, TakenOps &taken) {
         settle(n, requests, taken.ops.data(), done.data(), statuses.data());
     }
@@ -56,12 +63,15 @@ bool completed_in(int rc, const MPI_Status &st) {
 /** Waitsome/Testsome share everything but the call. */
 int some(bool wait, int incount, MPI_Request requests[], int *outcount, int indices[],
          MPI_Status statuses[]) {
-    TakenOps taken(incount, requests);
-    if (!taken.any)
+    if (requests_none())
         return wait ? PMPI_Waitsome(incount, requests, outcount, indices, statuses)
                     : PMPI_Testsome(incount, requests, outcount, indices, statuses);
     Completion c(incount);
     std::vector<MPI_Status> st(incount > 0 ? incount : 1, empty_status());
+    TakenOps taken(incount, requests);
+    if (!taken.any)
+        return wait ? PMPI_Waitsome(incount, requests, outcount, indices, statuses)
+                    : PMPI_Testsome(incount, requests, outcount, indices, statuses);
     int rc = wait ? PMPI_Waitsome(incount, requests, outcount, indices, st.data())
                   : PMPI_Testsome(incount, requests, outcount, indices, st.data());
     if (*outcount != MPI_UNDEFINED)
@@ -116,12 +126,14 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     return rc;
 }
 
-int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) try {
     requests_reap(false);
+    if (requests_none())
+        return PMPI_Waitall(count, requests, statuses);
+    Completion c(count);
     TakenOps taken(count, requests);
     if (!taken.any)
         return PMPI_Waitall(count, requests, statuses);
-    Completion c(count);
     int rc = PMPI_Waitall(count, requests, c.statuses.data());
     for (int i = 0; i < count; ++i)
         c.done[i] = completed_in(rc, c.statuses[i]);
@@ -130,15 +142,19 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
         for (int i = 0; i < count; ++i)
             statuses[i] = c.statuses[i];
     return rc;
+} catch (const std::bad_alloc &) {
+    return report_no_memory();
 }
 
-int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) {
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]) try {
     requests_reap(false);
-    TakenOps taken(count, requests);
-    if (!taken.any)
+    if (requests_none() || count <= 0 || !requests)
         return PMPI_Testall(count, requests, flag, statuses);
     std::vector<MPI_Request> before(requests, requests + count);
     Completion c(count);
+    TakenOps taken(count, requests);
+    if (!taken.any)
+        return PMPI_Testall(count, requests, flag, statuses);
     int rc = PMPI_Testall(count, requests, flag, c.statuses.data());
     if (!*flag) { // Testall completes all or nothing
         taken.restore(before.data());
@@ -151,14 +167,18 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
         for (int i = 0; i < count; ++i)
             statuses[i] = c.statuses[i];
     return rc;
+} catch (const std::bad_alloc &) {
+    return report_no_memory();
 }
 
-int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
+int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) try {
     requests_reap(false);
+    if (requests_none())
+        return PMPI_Waitany(count, requests, index, status);
+    Completion c(count);
     TakenOps taken(count, requests);
     if (!taken.any)
         return PMPI_Waitany(count, requests, index, status);
-    Completion c(count);
     MPI_Status st = empty_status();
     int rc = PMPI_Waitany(count, requests, index, &st);
     if (*index != MPI_UNDEFINED && *index >= 0 && *index < count) {
@@ -169,14 +189,18 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
     if (status != MPI_STATUS_IGNORE)
         *status = st;
     return rc;
+} catch (const std::bad_alloc &) {
+    return report_no_memory();
 }
 
-int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) {
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status) try {
     requests_reap(false);
+    if (requests_none())
+        return PMPI_Testany(count, requests, index, flag, status);
+    Completion c(count);
     TakenOps taken(count, requests);
     if (!taken.any)
         return PMPI_Testany(count, requests, index, flag, status);
-    Completion c(count);
     MPI_Status st = empty_status();
     int rc = PMPI_Testany(count, requests, index, flag, &st);
     if (*flag && *index != MPI_UNDEFINED && *index >= 0 && *index < count) {
@@ -187,16 +211,24 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
     if (status != MPI_STATUS_IGNORE)
         *status = st;
     return rc;
+} catch (const std::bad_alloc &) {
+    return report_no_memory();
 }
 
-int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[]) try {
     requests_reap(false);
     return some(true, incount, requests, outcount, indices, statuses);
+} catch (const std::bad_alloc &) {
+    return report_no_memory();
 }
 
-int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
+int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[]) try {
     requests_reap(false);
     return some(false, incount, requests, outcount, indices, statuses);
+} catch (const std::bad_alloc &) {
+    return report_no_memory();
 }
 
 // Completion without freeing: unpack now, since the application may read the
@@ -256,7 +288,7 @@ int MPI_Start(MPI_Request *request) {
     return rc;
 }
 
-int MPI_Startall(int count, MPI_Request requests[]) {
+int MPI_Startall(int count, MPI_Request requests[]) try {
     TakenOps taken(count, requests);
     if (!taken.any)
         return PMPI_Startall(count, requests);
@@ -277,6 +309,8 @@ int MPI_Startall(int count, MPI_Request requests[]) {
     int rc = PMPI_Startall(count, requests);
     taken.restore(requests);
     return rc;
+} catch (const std::bad_alloc &) {
+    return report_no_memory();
 }
 
 } // extern "C"

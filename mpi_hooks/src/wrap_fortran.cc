@@ -4,8 +4,11 @@
 // sentinels and indices the way Open MPI's bindings do and calls our MPI_*.
 // `use mpi_f08` programs call mpi_<name>_f08_ instead, with the same arguments:
 // see the twins at the end of this file.
+#include "request_table.h"
+
 #include <mpi.h>
 
+#include <new>
 #include <vector>
 
 static_assert(sizeof(MPI_Fint) == sizeof(int), "Open MPI/gfortran INTEGER is a C int");
@@ -38,11 +41,25 @@ void set(MPI_Fint *ierr, int rc) {
         *ierr = rc;
 }
 
-/** Requests of a Fortran array as C handles, written back after the call. */
+/**
+ * Requests of a Fortran array as C handles, written back after the call. Without
+ * memory for them (!ok) the call does nothing and reports MPI_ERR_NO_MEM.
+ */
 struct RequestArray {
     std::vector<MPI_Request> c;
     std::vector<MPI_Status> st;
-    RequestArray(MPI_Fint n, const MPI_Fint *f) : c(n > 0 ? n : 0), st(n > 0 ? n : 0) {
+    std::vector<int> indices; // for Waitsome/Testsome
+    bool ok = true;
+    RequestArray(MPI_Fint n, const MPI_Fint *f, bool with_indices = false) {
+        try {
+            c.resize(n > 0 ? n : 0);
+            st.resize(n > 0 ? n : 0);
+            if (with_indices)
+                indices.resize(n > 0 ? n : 0);
+        } catch (const std::bad_alloc &) {
+            ok = false;
+            return;
+        }
         for (MPI_Fint i = 0; i < n; ++i)
             c[i] = PMPI_Request_f2c(f[i]);
     }
@@ -213,6 +230,8 @@ FORTRAN_ENTRY mpi_waitall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *status
     if (*count == 0)
         return set(ierr, MPI_SUCCESS);
     RequestArray a(*count, requests);
+    if (!a.ok)
+        return set(ierr, kupl_mpi::report_no_memory());
     int rc = MPI_Waitall(*count, a.c.data(), a.st.data());
     if (rc == MPI_SUCCESS) {
         a.write_back(requests);
@@ -228,6 +247,8 @@ FORTRAN_ENTRY mpi_testall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, 
         return set(ierr, MPI_SUCCESS);
     }
     RequestArray a(*count, requests);
+    if (!a.ok)
+        return set(ierr, kupl_mpi::report_no_memory());
     int f = 0;
     int rc = MPI_Testall(*count, a.c.data(), &f, a.st.data());
     if (rc == MPI_SUCCESS) {
@@ -243,6 +264,8 @@ FORTRAN_ENTRY mpi_testall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, 
 FORTRAN_ENTRY mpi_waitany_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status,
                            MPI_Fint *ierr) {
     RequestArray a(*count, requests);
+    if (!a.ok)
+        return set(ierr, kupl_mpi::report_no_memory());
     int i = MPI_UNDEFINED;
     int rc = MPI_Waitany(*count, a.c.data(), &i, c_status(status));
     if (rc == MPI_SUCCESS) {
@@ -258,6 +281,8 @@ FORTRAN_ENTRY mpi_waitany_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index,
 FORTRAN_ENTRY mpi_testany_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag,
                            MPI_Fint *status, MPI_Fint *ierr) {
     RequestArray a(*count, requests);
+    if (!a.ok)
+        return set(ierr, kupl_mpi::report_no_memory());
     int i = MPI_UNDEFINED, f = 0;
     int rc = MPI_Testany(*count, a.c.data(), &i, &f, c_status(status));
     if (rc == MPI_SUCCESS) {
@@ -277,8 +302,10 @@ static void fortran_some(bool wait, MPI_Fint *incount, MPI_Fint *requests, MPI_F
         *outcount = MPI_UNDEFINED;
         return set(ierr, MPI_SUCCESS);
     }
-    RequestArray a(*incount, requests);
-    std::vector<int> idx(*incount);
+    RequestArray a(*incount, requests, true);
+    if (!a.ok)
+        return set(ierr, kupl_mpi::report_no_memory());
+    std::vector<int> &idx = a.indices;
     int out = 0;
     int rc = wait ? MPI_Waitsome(*incount, a.c.data(), &out, idx.data(), a.st.data())
                   : MPI_Testsome(*incount, a.c.data(), &out, idx.data(), a.st.data());
@@ -328,6 +355,8 @@ FORTRAN_ENTRY mpi_start_(MPI_Fint *request, MPI_Fint *ierr) {
 
 FORTRAN_ENTRY mpi_startall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *ierr) {
     RequestArray a(*count, requests);
+    if (!a.ok)
+        return set(ierr, kupl_mpi::report_no_memory());
     set(ierr, MPI_Startall(*count, a.c.data()));
 }
 

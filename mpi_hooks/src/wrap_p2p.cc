@@ -19,10 +19,26 @@ namespace {
 using BlockingSend = int (*)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
 using NonblockingSend = int (*)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
 
+/** A staging buffer for p; false (and counted) if there is no memory: the call then goes to Open MPI. */
+bool new_staging(const Plan &p, StagingBuffer *staging) {
+    *staging = StagingBuffer(staging_size(p));
+    if (*staging)
+        return true;
+    stats_fallback(Fallback::NoMemory);
+    return false;
+}
+
+/** A fresh op for a request, or null (counted) if there is no memory. */
+OpPtr new_op_or_count() {
+    OpPtr op = new_op();
+    if (!op)
+        stats_fallback(Fallback::NoMemory);
+    return op;
+}
+
 /** Packs plan's grid into a fresh staging buffer; false if no memory. */
 bool stage_send(const Plan &p, StagingBuffer *staging) {
-    *staging = StagingBuffer(staging_size(p));
-    if (!*staging)
+    if (!new_staging(p, staging))
         return false;
     CopyBatch batch;
     stage_pack(batch, p, staging->data());
@@ -45,11 +61,13 @@ int nonblocking_send(NonblockingSend send, bool persistent, const void *buf, int
     Plan p;
     if (!request || !plan_or_count(Use::Send, buf, count, type, comm, dest, &p))
         return send(buf, count, type, dest, tag, comm, request);
-    auto op = std::make_unique<PendingOp>();
+    OpPtr op = new_op_or_count();
+    if (!op)
+        return send(buf, count, type, dest, tag, comm, request);
     op->plan = p;
     op->persistent = persistent;
     // A persistent send packs at every MPI_Start, not now.
-    if (persistent ? !(op->staging = StagingBuffer(staging_size(p))) : !stage_send(p, &op->staging))
+    if (persistent ? !new_staging(p, &op->staging) : !stage_send(p, &op->staging))
         return send(buf, count, type, dest, tag, comm, request);
     int rc = send(op->staging.data(), p.wire_count, p.wire_type, dest, tag, comm, request);
     if (rc == MPI_SUCCESS)
@@ -64,12 +82,13 @@ int nonblocking_recv(NonblockingRecv recv, bool persistent, void *buf, int count
     Plan p;
     if (!request || !plan_or_count(Use::Recv, buf, count, type, comm, source, &p))
         return recv(buf, count, type, source, tag, comm, request);
-    auto op = std::make_unique<PendingOp>();
+    OpPtr op = new_op_or_count();
+    if (!op)
+        return recv(buf, count, type, source, tag, comm, request);
     op->plan = p;
     op->is_recv = true;
     op->persistent = persistent;
-    op->staging = StagingBuffer(staging_size(p));
-    if (!op->staging)
+    if (!new_staging(p, &op->staging))
         return recv(buf, count, type, source, tag, comm, request);
     int rc = recv(op->staging.data(), p.wire_count, p.wire_type, source, tag, comm, request);
     if (rc == MPI_SUCCESS)
@@ -170,8 +189,8 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
         requests_reap(false); // see deliver()
         return rc;
     }
-    StagingBuffer staging(staging_size(p));
-    if (!staging)
+    StagingBuffer staging;
+    if (!new_staging(p, &staging))
         return PMPI_Recv(buf, count, type, source, tag, comm, status);
     MPI_Status st = empty_status();
     int rc = PMPI_Recv(staging.data(), p.wire_count, p.wire_type, source, tag, comm, &st);
@@ -194,8 +213,8 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
     if (!message || *message == MPI_MESSAGE_NULL || *message == MPI_MESSAGE_NO_PROC ||
         !plan_or_count(Use::Unpack, buf, count, type, MPI_COMM_NULL, 0, &p))
         return PMPI_Mrecv(buf, count, type, message, status);
-    StagingBuffer staging(staging_size(p));
-    if (!staging)
+    StagingBuffer staging;
+    if (!new_staging(p, &staging))
         return PMPI_Mrecv(buf, count, type, message, status);
     MPI_Status st = empty_status();
     int rc = PMPI_Mrecv(staging.data(), p.wire_count, p.wire_type, message, &st);
@@ -208,11 +227,12 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MP
     if (!message || !request || *message == MPI_MESSAGE_NULL || *message == MPI_MESSAGE_NO_PROC ||
         !plan_or_count(Use::Unpack, buf, count, type, MPI_COMM_NULL, 0, &p))
         return PMPI_Imrecv(buf, count, type, message, request);
-    auto op = std::make_unique<PendingOp>();
+    OpPtr op = new_op_or_count();
+    if (!op)
+        return PMPI_Imrecv(buf, count, type, message, request);
     op->plan = p;
     op->is_recv = true;
-    op->staging = StagingBuffer(staging_size(p));
-    if (!op->staging)
+    if (!new_staging(p, &op->staging))
         return PMPI_Imrecv(buf, count, type, message, request);
     int rc = PMPI_Imrecv(op->staging.data(), p.wire_count, p.wire_type, message, request);
     if (rc == MPI_SUCCESS)
@@ -227,8 +247,8 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     StagingBuffer sstage, rstage;
     const bool send_fast =
         plan_or_count(Use::Send, sendbuf, sendcount, sendtype, comm, dest, &sp) && stage_send(sp, &sstage);
-    const bool recv_fast = plan_or_count(Use::Recv, recvbuf, recvcount, recvtype, comm, source, &rp) &&
-                           (rstage = StagingBuffer(staging_size(rp)));
+    const bool recv_fast =
+        plan_or_count(Use::Recv, recvbuf, recvcount, recvtype, comm, source, &rp) && new_staging(rp, &rstage);
     MPI_Status st = empty_status();
     int rc = PMPI_Sendrecv(send_fast ? sstage.data() : sendbuf, send_fast ? sp.wire_count : sendcount,
                            send_fast ? sp.wire_type : sendtype, dest, sendtag,
