@@ -78,10 +78,10 @@ class Executor {
     std::mutex mutex_;
     std::deque<std::function<void()>> tasks_; // guarded by mutex_
     std::atomic<std::size_t> task_count_{0};
-    std::atomic<int> busy_{0};    // threads running a task (waiting or not)
-    std::atomic<int> waiting_{0}; // of those, threads blocked in a kupl wait
-    std::atomic<int> live_{0};    // threads started
-    std::atomic<std::uint64_t> taken_{0}; // tasks taken so far: the monitor's measure of progress
+    std::atomic<int> busy_{0};               // threads running a task (waiting or not)
+    std::atomic<int> waiting_{0};            // of those, threads blocked in a kupl wait
+    std::atomic<int> live_{0};               // threads started
+    std::atomic<std::uint64_t> taken_{0};    // tasks taken so far: the monitor's measure of progress
     std::atomic<std::size_t> unfinished_{0}; // posted and not yet returned
     std::atomic<bool> stopping_{false};
     support::IdleWorkers idle_;

@@ -107,7 +107,8 @@ const char *Engine::run_now(Op &op) {
     case Op::Kind::wait_event: {
         const std::shared_ptr<Event> &awaited = op.awaited;
         const std::uint64_t generation = op.awaited_generation;
-        block_until([&awaited, generation] { return awaited->is_complete(generation); }, awaited->completions());
+        block_until([&awaited, generation] { return awaited->is_complete(generation); },
+                    awaited->completions());
         break;
     }
     }

@@ -21,7 +21,9 @@ thread_local const ItemFrame *current_items = nullptr;
 
 class ItemScope {
   public:
-    ItemScope(Queue *queue, std::uint64_t ticket) : frame_{queue, ticket, current_items} { current_items = &frame_; }
+    ItemScope(Queue *queue, std::uint64_t ticket) : frame_{queue, ticket, current_items} {
+        current_items = &frame_;
+    }
     ~ItemScope() { current_items = frame_.outer; }
     ItemScope(const ItemScope &) = delete;
     ItemScope &operator=(const ItemScope &) = delete;
@@ -90,7 +92,8 @@ const char *Queue::run_inline(std::unique_ptr<Op> op, std::uint64_t *ticket_out)
     {
         std::lock_guard<std::mutex> lock(mutex_);
         in_flight_.erase(ticket);
-        oldest_in_flight_.store(in_flight_.empty() ? UINT64_MAX : *in_flight_.begin(), std::memory_order_seq_cst);
+        oldest_in_flight_.store(in_flight_.empty() ? UINT64_MAX : *in_flight_.begin(),
+                                std::memory_order_seq_cst);
     }
     progress_.notify(true); // one read-modify-write when nobody waits
     return error;
@@ -256,7 +259,8 @@ void Queue::end_by_exit(std::uint64_t ticket) {
             ended_.store(true, std::memory_order_seq_cst);
             // The head is the item running exit(); everything behind it is cancelled.
             if (!ops_.empty())
-                never_run.assign(std::make_move_iterator(ops_.begin() + 1), std::make_move_iterator(ops_.end()));
+                never_run.assign(std::make_move_iterator(ops_.begin() + 1),
+                                 std::make_move_iterator(ops_.end()));
             ops_.erase(ops_.begin() + (ops_.empty() ? 0 : 1), ops_.end());
         }
     }

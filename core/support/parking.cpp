@@ -13,8 +13,10 @@ void futex_wait(std::atomic<uint32_t> &word, uint32_t expected) {
 }
 
 void futex_wait_for(std::atomic<uint32_t> &word, uint32_t expected, std::uint64_t timeout_ns) {
-    const timespec timeout{static_cast<time_t>(timeout_ns / 1000000000), static_cast<long>(timeout_ns % 1000000000)};
-    syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAIT_PRIVATE, expected, &timeout, nullptr, 0);
+    const timespec timeout{static_cast<time_t>(timeout_ns / 1000000000),
+                           static_cast<long>(timeout_ns % 1000000000)};
+    syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAIT_PRIVATE, expected, &timeout, nullptr,
+            0);
 }
 
 void futex_wake(std::atomic<uint32_t> &word, int count) {
