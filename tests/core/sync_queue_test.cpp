@@ -82,6 +82,9 @@ TEST(SyncQueue, WorkRunsOnTheSubmittingThread) {
                         ran = true;
                         if (std::this_thread::get_id() != self)
                             elsewhere.fetch_add(1);
+                        // A moment of work, so the four threads' items overlap.
+                        for (volatile int spin = 0; spin < 20000; spin = spin + 1) {
+                        }
                     }) != KUPL_OK)
                     errors.fetch_add(1);
                 if (!ran)
