@@ -80,8 +80,11 @@ void Executor::post(std::function<void()> task) {
     }
     if (idle_.notify(false))
         support::bump(counters_.worker_wakes);
-    // No free thread: the monitor keeps an eye on it (unless it already does: no wake-up then).
-    if (!monitor_watching_.load(std::memory_order_seq_cst) && starved())
+    // No free thread: the monitor keeps an eye on it (a watching monitor needs no wake-up,
+    // unless a waiting thread lent its slot: that is filled at once).
+    if (starved() &&
+        (!monitor_watching_.load(std::memory_order_seq_cst) ||
+         live_.load(std::memory_order_seq_cst) - waiting_.load(std::memory_order_seq_cst) < base_threads_))
         monitor_wakeups_.notify(false);
 }
 

@@ -51,15 +51,21 @@ class Engine {
     }
     template <typename Done, typename Announce>
     void block_until(Done done, support::EventCount &wakeups, Announce announce) {
-        if (done())
-            return;
-        // An executor thread blocked here lends its slot to other host items: the item it waits
-        // for may be one of them.
+        // An executor thread that sleeps here lends its slot to other host items (the item it
+        // waits for may be one of them) until the wait is over; a short wait does not.
         struct LentSlot {
             exec::Executor &executor;
-            explicit LentSlot(exec::Executor &e) : executor(e) { executor.begin_wait(); }
-            ~LentSlot() { executor.end_wait(); }
-        } lent(*executor_);
+            bool lent = false;
+            void lend() {
+                if (!lent)
+                    executor.begin_wait();
+                lent = true;
+            }
+            ~LentSlot() {
+                if (lent)
+                    executor.end_wait();
+            }
+        } slot{*executor_};
         const std::uint64_t deadline = support::now_ns() + std::uint64_t{config_.spin_us} * 1000;
         while (!done()) {
             if (may_help() && backend_->help_one())
@@ -68,6 +74,7 @@ class Engine {
                 support::spin_pause();
                 continue;
             }
+            slot.lend();
             const std::uint32_t key = wakeups.prepare_wait();
             announce();
             if (done()) {
