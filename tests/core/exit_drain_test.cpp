@@ -141,13 +141,16 @@ void exit_while_an_item_waits_for_the_exiting_queue(int fd) {
     kupl_queue_h q2 = kupl_queue_create();
     kupl_queue_h q3 = kupl_queue_create();
     kupl_event_h behind = kupl_event_create();
+    std::atomic<bool> exiting_item_runs{false};
     std::atomic<bool> waiting{false};
-    submit_fn(q2, [fd, q1, &waiting] {
+    submit_fn(q2, [fd, q1, &exiting_item_runs, &waiting] {
+        wait_for_flag(exiting_item_runs); // so the wait below covers it
         waiting.store(true);
         kupl_queue_wait(q1);
         write_text(fd, "q2's wait returned;"); // never: q1's item ends the process
     });
-    submit_fn(q1, [&waiting] {
+    submit_fn(q1, [&exiting_item_runs, &waiting] {
+        exiting_item_runs.store(true);
         wait_for_flag(waiting);
         std::this_thread::sleep_for(std::chrono::milliseconds(20)); // q2's item is inside its wait
         std::exit(0);
