@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <new>
+#include <thread>
 
 namespace kupl {
 namespace {
@@ -17,7 +18,10 @@ using support::log;
 using support::LogLevel;
 
 std::atomic<Runtime *> current{nullptr};
+// Exit has begun: no runtime starts any more, but a running one serves calls while it drains.
 std::atomic<bool> exiting{false};
+// The exit drain is over and the threads are gone: calls fail from now on.
+std::atomic<bool> stopped{false};
 // Re-created in the child after fork(): the parent's lock state is meaningless there.
 alignas(std::mutex) unsigned char start_mutex_storage[sizeof(std::mutex)];
 std::mutex *start_mutex = new (start_mutex_storage) std::mutex;
@@ -69,6 +73,7 @@ struct ExitHook {
         Runtime *runtime = current.load();
         if (runtime != nullptr)
             runtime->drain_at_exit(); // the object itself stays: late calls from other threads find it
+        stopped.store(true);
     }
 } exit_hook;
 
@@ -80,12 +85,14 @@ Runtime::Runtime() : config(support::read_config_from_environment()) {
 }
 
 Runtime *Runtime::get() {
-    if (exiting.load(std::memory_order_relaxed))
-        return nullptr;
+    // While exit() drains, the runtime keeps serving: a thread that waits really waits, and work
+    // that still-running items submit is drained too (issue 9: a wait racing exit() failed).
     Runtime *runtime = current.load(std::memory_order_acquire);
     if (runtime != nullptr)
-        return runtime;
+        return stopped.load(std::memory_order_relaxed) ? nullptr : runtime;
     std::lock_guard<std::mutex> lock(*start_mutex);
+    if (exiting.load(std::memory_order_relaxed))
+        return nullptr; // never start a runtime at exit
     runtime = current.load(std::memory_order_acquire);
     if (runtime == nullptr) {
         static std::once_flag fork_handlers;
@@ -139,10 +146,19 @@ bool Runtime::wait_acquired() {
 }
 
 void Runtime::drain_at_exit() {
-    // A host item may call exit(): its own queue cannot finish while it runs.
-    for (auto &queue : queues.all())
-        if (!queue->called_from_own_item())
-            queue->wait_all();
+    // A host item may call exit(): it never returns, so nothing behind it on its queue can run,
+    // and whoever waits for that gets an error instead of waiting forever.
+    sched::Queue::end_items_of_calling_thread();
+    // Calls are still served: items running now may submit more work, and it is drained too.
+    // Done once a pass over every queue finds nothing new and no copy or item is in flight.
+    for (;;) {
+        bool settled = true;
+        for (auto &queue : queues.all())
+            settled = queue->drain_at_exit() && settled;
+        if (settled && engine->quiescent())
+            break;
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
     engine->drain_and_stop(std::chrono::milliseconds(200));
 }
 

@@ -76,10 +76,12 @@ int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kup
         runtime->engine->run_unordered(std::move(op));
         return KUPL_OK;
     }
-    const bool synchronous = ordered->synchronous();
+    if (ordered->synchronous()) {
+        if (const char *error = ordered->run_inline(std::move(op)))
+            return fail(function, "the copy failed: %s", error);
+        return KUPL_OK;
+    }
     ordered->enqueue(std::move(op));
-    if (synchronous && !ordered->wait_all())
-        return fail(function, "the copy failed");
     return KUPL_OK;
 }
 

@@ -56,6 +56,13 @@ int kupl_event_wait(kupl_event_h event) {
     const std::uint64_t generation = awaited->latest_record();
     if (generation == 0)
         return fail(__func__, "event %p was never recorded", static_cast<void *>(event));
+    // A record still pending on a queue whose item this thread runs is behind that item: it
+    // cannot complete before the item returns (as kupl_queue_wait from there).
+    if (!awaited->is_complete(generation) &&
+        kupl::sched::Queue::running_item_of(awaited->record_queue(generation)))
+        return fail(__func__,
+                    "event %p is recorded behind the calling item on its own queue: the wait would deadlock",
+                    static_cast<void *>(event));
     runtime->engine->block_until([&awaited, generation] { return awaited->is_complete(generation); },
                                  awaited->completions());
     std::string why;

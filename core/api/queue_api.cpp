@@ -36,10 +36,7 @@ int submit_function(const char *function, kupl_queue_h queue, std::function<void
         return KUPL_ERROR;
     auto op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::host_function);
     op->function = std::move(body);
-    const bool synchronous = target->synchronous();
-    target->enqueue(std::move(op));
-    if (synchronous)
-        target->wait_all();
+    target->enqueue(std::move(op)); // the synchronous queue runs it now, on this thread
     return KUPL_OK;
 }
 

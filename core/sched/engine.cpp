@@ -52,7 +52,8 @@ bool Engine::start(Op &op) {
         return false;
     }
     case Op::Kind::host_function:
-        // Only the synchronous queue gets here; other queues post to the executor (Queue::drain).
+        // Queues post host functions to the executor (Queue::drain), the synchronous queue runs
+        // them with run_now(): never here.
         op.function();
         return true;
     case Op::Kind::record:
@@ -88,6 +89,31 @@ void Engine::settle(Op &op, const char *record_error) {
     }
     if (op.signal != nullptr)
         op.signal->complete(op.signal_generation, op.kind == Op::Kind::record ? record_error : op.error);
+}
+
+const char *Engine::run_now(Op &op) {
+    switch (op.kind) {
+    case Op::Kind::copy:
+        // A synchronous copy, counted by copy_and_wait: only the event is left to complete.
+        op.error = copy_and_wait(op.copy);
+        if (op.signal != nullptr)
+            op.signal->complete(op.signal_generation, op.error);
+        return op.error;
+    case Op::Kind::host_function:
+        op.function();
+        break;
+    case Op::Kind::record:
+        break;
+    case Op::Kind::wait_event: {
+        const std::shared_ptr<Event> &awaited = op.awaited;
+        const std::uint64_t generation = op.awaited_generation;
+        block_until([&awaited, generation] { return awaited->is_complete(generation); },
+                    awaited->completions());
+        break;
+    }
+    }
+    settle(op, nullptr);
+    return op.error;
 }
 
 void Engine::run_unordered(std::unique_ptr<Op> op) {
@@ -137,9 +163,7 @@ const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
 }
 
 void Engine::drain_and_stop(std::chrono::milliseconds limit) {
-    // A copy's completion may post a host item and a host item may submit a copy, each counted
-    // before the other is uncounted: executor, backend, executor again sees every hand-off.
-    while (!(executor_->idle() && backend_->idle() && executor_->idle()))
+    while (!quiescent())
         std::this_thread::sleep_for(std::chrono::microseconds(50));
     backend_->stop_at_exit(limit);
     executor_->stop_at_exit(limit);

@@ -34,6 +34,9 @@ class Engine {
     // every op passes here exactly once.
     void settle(Op &op, const char *record_error);
 
+    // Runs op to its end on the calling thread (the synchronous queue) and settles it. Returns
+    // nullptr or why it failed.
+    const char *run_now(Op &op);
     // Runs an op that no queue orders (queue == NULL): it starts now and settles on its own.
     void run_unordered(std::unique_ptr<Op> op);
     // Copies synchronously; large copies use the channels while the caller helps.
@@ -48,6 +51,21 @@ class Engine {
     }
     template <typename Done, typename Announce>
     void block_until(Done done, support::EventCount &wakeups, Announce announce) {
+        // An executor thread that sleeps here lends its slot to other host items (the item it
+        // waits for may be one of them) until the wait is over; a short wait does not.
+        struct LentSlot {
+            exec::Executor &executor;
+            bool lent = false;
+            void lend() {
+                if (!lent)
+                    executor.begin_wait();
+                lent = true;
+            }
+            ~LentSlot() {
+                if (lent)
+                    executor.end_wait();
+            }
+        } slot{*executor_};
         const std::uint64_t deadline = support::now_ns() + std::uint64_t{config_.spin_us} * 1000;
         while (!done()) {
             if (may_help() && backend_->help_one())
@@ -56,6 +74,7 @@ class Engine {
                 support::spin_pause();
                 continue;
             }
+            slot.lend();
             const std::uint32_t key = wakeups.prepare_wait();
             announce();
             if (done()) {
@@ -66,6 +85,12 @@ class Engine {
         }
     }
 
+    // True if no copy and no host item is in flight (the calling item, if any, excepted).
+    bool quiescent() const {
+        // A copy's completion may post a host item and a host item may submit a copy, each counted
+        // before the other is uncounted: executor, backend, executor again sees every hand-off.
+        return executor_->idle() && backend_->idle() && executor_->idle();
+    }
     // At process exit: returns once no copy and no host item is in flight, then stops the
     // threads, abandoning one that has not ended after `limit` (see support/join_within.h).
     void drain_and_stop(std::chrono::milliseconds limit);

@@ -58,6 +58,17 @@ void Event::when_complete(std::uint64_t generation, std::function<void()> fn) {
     fn();
 }
 
+void Event::set_record_queue(std::uint64_t generation, const void *queue) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    record_queue_generation_ = generation;
+    record_queue_ = queue;
+}
+
+const void *Event::record_queue(std::uint64_t generation) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return record_queue_generation_ == generation ? record_queue_ : nullptr;
+}
+
 bool Event::failed(std::string *why) const {
     std::lock_guard<std::mutex> lock(mutex_);
     if (why != nullptr)

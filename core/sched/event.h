@@ -29,6 +29,10 @@ class Event {
     }
     // Runs fn once record `generation` is complete: now, on this thread, if it already is.
     void when_complete(std::uint64_t generation, std::function<void()> fn);
+    // The queue record `generation` was enqueued on (an identity, never dereferenced), or
+    // nullptr if it is not known (another record, or not on an ordinary queue).
+    void set_record_queue(std::uint64_t generation, const void *queue);
+    const void *record_queue(std::uint64_t generation) const;
     // True if the latest completed record failed; *why gets the reason.
     bool failed(std::string *why) const;
 
@@ -41,6 +45,8 @@ class Event {
     bool failed_ = false;
     std::string error_;
     std::vector<std::pair<std::uint64_t, std::function<void()>>> continuations_;
+    std::uint64_t record_queue_generation_ = 0; // guarded by mutex_
+    const void *record_queue_ = nullptr;        // guarded by mutex_
     support::EventCount completions_;
 };
 

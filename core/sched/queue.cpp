@@ -1,32 +1,102 @@
 #include "sched/queue.h"
 
 #include "sched/engine.h"
+#include "sched/event.h"
+
+#include <vector>
 
 namespace kupl::sched {
 namespace {
-// The queue whose host function the calling thread is running, if any.
-thread_local const Queue *current_item_queue = nullptr;
+
+const char *const ended_by_exit = "not run: the process exited inside an earlier item of this queue";
+
+// The host functions the calling thread is running, innermost first: an item of the synchronous
+// queue runs inside the call that submitted it, which may itself be an item of another queue.
+struct ItemFrame {
+    Queue *queue;
+    std::uint64_t ticket; // the synchronous queue's ticket of the item
+    const ItemFrame *outer;
+};
+thread_local const ItemFrame *current_items = nullptr;
+
+class ItemScope {
+  public:
+    ItemScope(Queue *queue, std::uint64_t ticket) : frame_{queue, ticket, current_items} {
+        current_items = &frame_;
+    }
+    ~ItemScope() { current_items = frame_.outer; }
+    ItemScope(const ItemScope &) = delete;
+    ItemScope &operator=(const ItemScope &) = delete;
+
+  private:
+    ItemFrame frame_;
+};
+
 } // namespace
 
 Queue::Queue(Engine &engine, int priority, bool synchronous)
     : engine_(engine), priority_(priority), synchronous_(synchronous) {}
 
 std::uint64_t Queue::enqueue(std::unique_ptr<Op> op) {
+    if (synchronous_) {
+        std::uint64_t ticket = 0;
+        run_inline(std::move(op), &ticket);
+        return ticket;
+    }
     op->engine = &engine_;
     op->queue = shared_from_this();
     op->copy.priority = priority_;
+    if (op->signal != nullptr)
+        op->signal->set_record_queue(op->signal_generation, this);
     std::uint64_t ticket;
     bool start;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        ops_.push_back(std::move(op));
         ticket = ++enqueued_;
-        start = !running_;
-        running_ = true;
+        if (ended_.load(std::memory_order_relaxed)) {
+            start = false;
+        } else {
+            ops_.push_back(std::move(op));
+            start = !running_;
+            running_ = true;
+        }
+    }
+    if (op != nullptr) { // the queue was ended by exit(): this op can never run
+        op->error = ended_by_exit;
+        engine_.settle(*op, ended_by_exit);
+        return ticket;
     }
     if (start)
         drain();
     return ticket;
+}
+
+const char *Queue::run_inline(std::unique_ptr<Op> op, std::uint64_t *ticket_out) {
+    op->engine = &engine_;
+    op->copy.priority = priority_;
+    std::uint64_t ticket;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ticket = ++enqueued_;
+        in_flight_.insert(ticket);
+        oldest_in_flight_.store(*in_flight_.begin(), std::memory_order_seq_cst);
+    }
+    if (ticket_out != nullptr)
+        *ticket_out = ticket;
+    const char *error;
+    {
+        ItemScope scope(this, ticket); // only a host function can call back into kupl
+        error = engine_.run_now(*op);
+    }
+    op.reset();
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        in_flight_.erase(ticket);
+        oldest_in_flight_.store(in_flight_.empty() ? UINT64_MAX : *in_flight_.begin(),
+                                std::memory_order_seq_cst);
+    }
+    progress_.notify(true); // one read-modify-write when nobody waits
+    return error;
 }
 
 // Starts ops from the head while they finish at once (small copies, records, satisfied waits).
@@ -37,12 +107,13 @@ void Queue::drain() {
             std::lock_guard<std::mutex> lock(mutex_);
             head = ops_.front().get();
         }
-        if (head->kind == Op::Kind::host_function && !synchronous_) {
+        if (head->kind == Op::Kind::host_function) {
             // Runs on an executor thread; marks that thread as inside this queue's item.
             engine_.executor().post([head, self = shared_from_this()] {
-                current_item_queue = self.get();
-                head->function();
-                current_item_queue = nullptr;
+                {
+                    ItemScope scope(self.get(), 0);
+                    head->function();
+                }
                 head->engine->finish(*head);
             });
             return;
@@ -97,14 +168,42 @@ bool Queue::retire_head() {
     return more;
 }
 
-void Queue::wait_for(std::uint64_t ticket) {
-    engine_.block_until([this, ticket] { return finished() >= ticket; }, progress_,
+bool Queue::reached(std::uint64_t ticket) const {
+    if (synchronous_)
+        return oldest_in_flight_.load(std::memory_order_acquire) > ticket;
+    return finished_.load(std::memory_order_acquire) >= ticket || ended_.load(std::memory_order_acquire);
+}
+
+void Queue::wait_until(std::uint64_t ticket) {
+    if (synchronous_) { // inline ops finish out of order: every finish notifies
+        engine_.block_until([this, ticket] { return reached(ticket); }, progress_);
+        return;
+    }
+    engine_.block_until([this, ticket] { return reached(ticket); }, progress_,
                         [this, ticket] {
                             std::uint64_t current = wake_at_.load(std::memory_order_seq_cst);
                             while (ticket < current && !wake_at_.compare_exchange_weak(
                                                            current, ticket, std::memory_order_seq_cst)) {
                             }
                         });
+}
+
+void Queue::wait_for(std::uint64_t ticket) {
+    wait_until(ticket);
+    if (!synchronous_ && finished_.load(std::memory_order_acquire) < ticket)
+        wait_forever(); // ended by exit(): what this waits for never runs
+}
+
+void Queue::wait_forever() {
+    // Another thread is ending the process inside an item ahead of what this thread waits for.
+    // Returning (with an error) would let this thread run on, even call exit() a second time, while
+    // the process ends; it waits instead, as for an item that never returns, until the process is
+    // gone. Its own items never return either: the exit drain gives them up and does not wait.
+    end_items_of_calling_thread();
+    engine_.executor().abandon_calling_task();
+    std::atomic<std::uint32_t> never{0};
+    for (;;)
+        support::futex_wait(never, 0);
 }
 
 bool Queue::wait_all() {
@@ -120,8 +219,58 @@ bool Queue::wait_all() {
     return ok;
 }
 
+bool Queue::drain_at_exit() {
+    std::uint64_t ticket;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ticket = enqueued_;
+    }
+    wait_until(ticket); // an ended queue counts as drained: its head never returns
+    std::lock_guard<std::mutex> lock(mutex_);
+    return enqueued_ == ticket;
+}
+
 bool Queue::called_from_own_item() const {
-    return current_item_queue == this;
+    return running_item_of(this);
+}
+
+bool Queue::running_item_of(const void *queue) {
+    for (const ItemFrame *frame = current_items; frame != nullptr; frame = frame->outer)
+        if (frame->queue == queue)
+            return true;
+    return false;
+}
+
+void Queue::end_items_of_calling_thread() {
+    for (const ItemFrame *frame = current_items; frame != nullptr; frame = frame->outer)
+        frame->queue->end_by_exit(frame->ticket);
+}
+
+void Queue::end_by_exit(std::uint64_t ticket) {
+    std::deque<std::unique_ptr<Op>> never_run;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (synchronous_) {
+            // Other threads' items on this queue are not behind this one: only it is given up.
+            in_flight_.erase(ticket);
+            oldest_in_flight_.store(in_flight_.empty() ? UINT64_MAX : *in_flight_.begin(),
+                                    std::memory_order_seq_cst);
+        } else {
+            ended_.store(true, std::memory_order_seq_cst);
+            // The head is the item running exit(); everything behind it is cancelled.
+            if (!ops_.empty())
+                never_run.assign(std::make_move_iterator(ops_.begin() + 1),
+                                 std::make_move_iterator(ops_.end()));
+            ops_.erase(ops_.begin() + (ops_.empty() ? 0 : 1), ops_.end());
+        }
+    }
+    for (auto &op : never_run) {
+        op->error = ended_by_exit;
+        engine_.settle(*op, ended_by_exit);
+    }
+    never_run.clear();
+    wake_at_.store(UINT64_MAX, std::memory_order_seq_cst);
+    progress_.notify(true);
 }
 
 } // namespace kupl::sched

@@ -1,5 +1,9 @@
 // A queue: a strictly in-order stream of ops. Only the head op runs; when it finishes the next
 // one starts, on whichever thread finished it. No thread is held while an op waits for an event.
+//
+// The synchronous queue (kupl_queue_acquire(KUPL_ASYNC_SYNC)) has no stream: each op runs to
+// its end inside the call that submits it, on the submitting thread, so work from different
+// threads runs side by side and a record on it completes at once.
 #pragma once
 
 #include "sched/op.h"
@@ -10,6 +14,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <set>
 
 namespace kupl::sched {
 
@@ -20,22 +25,36 @@ class Queue : public std::enable_shared_from_this<Queue> {
     Queue(Engine &engine, int priority, bool synchronous);
 
     int priority() const { return priority_; }
-    // The KUPL_ASYNC_SYNC queue: host functions run in the submitting call, and every submit
-    // waits for its work before it returns.
+    // The KUPL_ASYNC_SYNC queue: its ops run inline in the submitting call.
     bool synchronous() const { return synchronous_; }
 
-    // Appends op and starts it if the queue was idle. Returns its ticket: the op is done once
-    // finished() >= ticket.
+    // Appends op and starts it if the queue was idle (the synchronous queue runs it now). Returns
+    // its ticket for wait_for().
     std::uint64_t enqueue(std::unique_ptr<Op> op);
-    std::uint64_t finished() const { return finished_.load(std::memory_order_acquire); }
-    // Blocks (helping the copy engine) until the op with this ticket is done.
+    // The synchronous queue: runs op on the calling thread; returns nullptr or why it failed.
+    const char *run_inline(std::unique_ptr<Op> op, std::uint64_t *ticket = nullptr);
+    // Blocks (helping the copy engine) until the op with this ticket and every op before it are
+    // done. If they never can be (an item ahead called exit()), blocks until the process ends.
     void wait_for(std::uint64_t ticket);
     // kupl_queue_wait: waits for everything enqueued so far. False if work failed since the
     // previous wait_all.
     bool wait_all();
-    // True if the calling thread is running a host function of this queue (waiting on the
-    // queue from there would deadlock).
+    // True if the calling thread is running a host function of this queue, directly or through
+    // a synchronous-queue item it submitted (waiting on the queue from there would deadlock).
     bool called_from_own_item() const;
+    // True if `queue` (compared, never dereferenced) is one whose item the calling thread runs.
+    static bool running_item_of(const void *queue);
+
+    // At exit: the calling thread runs exit() inside items of these queues (or waits forever
+    // behind such an item), and they never return. Ends each such queue: later ops on an
+    // ordinary queue can never run and settle at once with an error (so does any op enqueued
+    // later: events recorded there fail, queues ordered after them go on), and its waiters wait
+    // until the process ends; on the synchronous queue only the calling thread's items are
+    // given up.
+    static void end_items_of_calling_thread();
+    // At exit: waits until every op enqueued so far is done (or can never be); true if the
+    // queue then had nothing left.
+    bool drain_at_exit();
 
     // Engine → queue: the head op finished asynchronously.
     void head_finished(Op &op);
@@ -43,18 +62,29 @@ class Queue : public std::enable_shared_from_this<Queue> {
   private:
     void drain();
     bool retire_head();
+    bool reached(std::uint64_t ticket) const;
+    // Blocks until reached(ticket) (an ended queue counts as reached).
+    void wait_until(std::uint64_t ticket);
+    [[noreturn]] void wait_forever();
+    void end_by_exit(std::uint64_t ticket);
 
     Engine &engine_;
     const int priority_;
     const bool synchronous_;
 
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     std::deque<std::unique_ptr<Op>> ops_; // front() is the running op; guarded by mutex_
     bool running_ = false;                // a thread is dispatching ops_; guarded by mutex_
     std::uint64_t enqueued_ = 0;          // guarded by mutex_
     unsigned failures_since_wait_ = 0;    // guarded by mutex_
     unsigned failures_since_record_ = 0;  // guarded by mutex_
     std::atomic<std::uint64_t> finished_{0};
+    // The synchronous queue: tickets of the ops running now (on their submitting threads), and
+    // the smallest of them (UINT64_MAX if none) for lock-free waits.
+    std::set<std::uint64_t> in_flight_; // guarded by mutex_
+    std::atomic<std::uint64_t> oldest_in_flight_{UINT64_MAX};
+    // An item of this (ordinary) queue called exit(): nothing behind it will ever run.
+    std::atomic<bool> ended_{false};
     // The smallest ticket a sleeping waiter waits for: retiring wakes waiters only when it is
     // reached, not at every op (each wake-up costs a system call and a context switch).
     std::atomic<std::uint64_t> wake_at_{UINT64_MAX};

@@ -11,6 +11,8 @@ namespace kupl::support {
 
 // Blocks while `word` still holds `expected` (may return spuriously). Linux futex.
 void futex_wait(std::atomic<uint32_t> &word, uint32_t expected);
+// As futex_wait, for at most timeout_ns nanoseconds.
+void futex_wait_for(std::atomic<uint32_t> &word, uint32_t expected, std::uint64_t timeout_ns);
 // Wakes up to `count` threads blocked on `word`.
 void futex_wake(std::atomic<uint32_t> &word, int count);
 
@@ -50,6 +52,11 @@ class EventCount {
     void cancel_wait() { sleepers_.fetch_sub(1, std::memory_order_seq_cst); }
     void commit_wait(std::uint32_t key) {
         futex_wait(epoch_, key);
+        sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    }
+    // As commit_wait, returning after timeout_ns at the latest.
+    void commit_wait_for(std::uint32_t key, std::uint64_t timeout_ns) {
+        futex_wait_for(epoch_, key, timeout_ns);
         sleepers_.fetch_sub(1, std::memory_order_seq_cst);
     }
     // Returns true if a sleeper was signalled.
