@@ -253,24 +253,28 @@ class StormThread {
         size_t cursor = 0;
         for (size_t row = 0; row < r.height && r.width > 0; ++row) {
             const size_t at = r.off + row * r.dpitch;
-            for (size_t i = cursor; i < at; ++i)
-                if (slab[i] != 0)
-                    return fail(std::string(what) + ": byte outside the copied region written at " +
-                                std::to_string(i));
+            if (!all_zero_bytes(&slab[cursor], at - cursor))
+                return fail(std::string(what) +
+                            ": a byte outside the copied region was written (before row " +
+                            std::to_string(row) + ")");
             const unsigned char *want = src + r.soff + row * r.spitch;
-            if (landed ? std::memcmp(&slab[at], want, r.width) != 0
-                       : std::any_of(&slab[at], &slab[at] + r.width, [](unsigned char b) { return b != 0; }))
+            if (landed ? std::memcmp(&slab[at], want, r.width) != 0 : !all_zero_bytes(&slab[at], r.width))
                 return fail(std::string(what) + (landed ? ": row " : ": rejected copy wrote row ") +
                             std::to_string(row) + " of " + std::to_string(r.height) + " (width " +
                             std::to_string(r.width) + ") wrong after a successful wait");
             cursor = at + r.width;
         }
-        for (size_t i = cursor; i < kSlabBytes; ++i)
-            if (slab[i] != 0)
-                return fail(std::string(what) + ": byte after the copied region written at " +
-                            std::to_string(i));
+        if (!all_zero_bytes(&slab[cursor], kSlabBytes - cursor))
+            return fail(std::string(what) + ": a byte after the copied region was written");
         for (size_t row = 0; row < r.height && r.width > 0; ++row)
             std::memset(&slab[r.off + row * r.dpitch], 0, r.width);
+    }
+    static bool all_zero_bytes(const unsigned char *p, size_t n) {
+        static const unsigned char zeros[4096] = {};
+        for (size_t done = 0; done < n; done += sizeof zeros)
+            if (std::memcmp(p + done, zeros, std::min(sizeof zeros, n - done)) != 0)
+                return false;
+        return true;
     }
 
     // A copy on any queue with our own event; wait on the event and check every byte.
