@@ -98,6 +98,7 @@ struct ItemLedger {
 
 struct Options {
     bool sync_queue = false; // use the KUPL_ASYNC_SYNC queue too
+    bool items_wait = false; // host items that block in kupl_queue_wait on another queue
     bool forks = false;      // thread 0 forks children that copy with a fresh runtime
 };
 
@@ -127,12 +128,14 @@ class StormThread {
             slab.assign(kSlabBytes, 0);
         own_[0] = kupl_queue_create();
         own_[1] = kupl_queue_create_with_priority(3);
+        leaf_ = kupl_queue_create();
         for (auto &e : events_)
             e = kupl_event_create();
     }
     ~StormThread() {
         for (auto q : own_)
             kupl_queue_destroy(q);
+        kupl_queue_destroy(leaf_);
         for (auto e : events_)
             kupl_event_destroy(e);
     }
@@ -376,6 +379,28 @@ class StormThread {
         const int n = 1 + static_cast<int>(pick(4));
         for (int i = 0; i < n; ++i)
             submit_item(any_queue_for_items());
+        if (options_.items_wait)
+            submit_waiting_items();
+    }
+
+    // Items on leaf_ that take a while, and items elsewhere that block until leaf_ is idle: an
+    // application may do this (no cycle), and the waiting items must not keep the leaf items
+    // from running.
+    void submit_waiting_items() {
+        for (int i = 0; i < 2; ++i)
+            submit_fn(leaf_, [] { std::this_thread::sleep_for(std::chrono::microseconds(200)); });
+        kupl_queue_h leaf = leaf_;
+        for (int i = 0; i < 3; ++i) {
+            std::atomic<int> *counter = items_.add();
+            const int rc = submit_fn(own_[i % 2], [counter, leaf] {
+                if (kupl_queue_wait(leaf) == KUPL_OK)
+                    counter->fetch_add(1);
+            });
+            if (rc == KUPL_OK)
+                items_.accepted.fetch_add(1);
+            else
+                fail("submit to an own queue failed");
+        }
     }
     kupl_queue_h any_queue_for_items() {
         kupl_queue_h q = any_queue();
@@ -469,6 +494,8 @@ class StormThread {
     std::vector<unsigned char> src_;
     std::array<std::vector<unsigned char>, kSlabs> slabs_;
     std::array<kupl_queue_h, 2> own_{};
+    // Only items that never wait go here, so items that wait for it cannot form a cycle.
+    kupl_queue_h leaf_ = nullptr;
     std::array<kupl_event_h, 4> events_{};
     pthread_t tid_{};
     std::atomic<bool> started_{false};
@@ -618,6 +645,20 @@ TEST(Storm, MixedOperationsSignalsAndDestroys) {
     // fork_test.cpp): forks run in the plain and ASan builds.
     options.forks = true;
 #endif
+    run_storm(options);
+}
+
+// Known bug (issue 10, "host items that wait starve the executor pool"): with KUPL_NUM_EXECUTORS
+// items (default: one per core) blocked in kupl_queue_wait, the items they wait for never get an
+// executor and the process hangs. Passes with KUPL_NUM_EXECUTORS=64. Set KUPL_STORM_KNOWN_BUGS=1
+// to run it (remove the skip once the fix lands).
+TEST(Storm, HostItemsThatWaitForOtherQueues) {
+    const char *known = std::getenv("KUPL_STORM_KNOWN_BUGS");
+    if (known == nullptr || known[0] != '1')
+        GTEST_SKIP() << "known bug: host items blocked in kupl_queue_wait starve the executor pool "
+                        "(the items they wait for never run); KUPL_STORM_KNOWN_BUGS=1 runs it";
+    Options options;
+    options.items_wait = true;
     run_storm(options);
 }
 
