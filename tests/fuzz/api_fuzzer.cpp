@@ -23,6 +23,10 @@
 #include "kupl_ext.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -47,6 +51,13 @@ bool g_item_waits = false;
 // Items on the KUPL_ASYNC_SYNC queue that wait on or destroy that queue (finding F1: they
 // deadlock instead of failing; KUPL_FUZZ_SYNC_SELF_CALLS=1 turns them back on).
 bool g_sync_self_calls = false;
+// Checks that items on the KUPL_ASYNC_SYNC queue run on the submitting thread (finding F2: after
+// kuplx_queue_wait_event_async on that queue they run on whichever thread completes the event;
+// KUPL_FUZZ_SYNC_THREAD_CHECK=1 turns the check back on).
+bool g_sync_thread_check = false;
+// fork() ops: the child checks that the parent's handles are invalid there and never equal a
+// handle it creates (known bug: fork handle aliasing; KUPL_FUZZ_FORK=1 turns them on).
+bool g_fork = false;
 // Log every call (KUPL_FUZZ_TRACE=1), to read a reproducer.
 bool g_trace = false;
 
@@ -235,7 +246,8 @@ struct ItemArgs {
     const unsigned char *check; // bytes that must hold check_hash when the item runs
     size_t check_len;
     uint64_t check_hash;
-    int self_call; // 0 none, 1 wait own queue, 2 destroy own queue, 3 wait_event on own queue
+    int self_call; // 0 none, 1 wait own queue, 2 destroy own queue, 3 wait_event on own queue,
+                   // 4 wait another queue, 5/6 sleep 0.2/2 ms
     kupl_queue_h own;
     kupl_event_h some_event;
     kupl_queue_h other; // g_item_waits: a queue to kupl_queue_wait on
@@ -262,7 +274,7 @@ void item_body(void *raw) {
     s.runs.fetch_add(1);
     if (a.check_len != 0 && fnv(a.check, a.check_len) != a.check_hash)
         s.mismatch.store(1);
-    if (s.synchronous && !pthread_equal(pthread_self(), g_driver_thread))
+    if (g_sync_thread_check && s.synchronous && !pthread_equal(pthread_self(), g_driver_thread))
         s.wrong_thread.store(true);
     switch (a.self_call) {
     case 1:
@@ -279,6 +291,13 @@ void item_body(void *raw) {
         kupl_queue_wait(a.other);
         s.self_result.store(KUPL_ERROR);
         break;
+    case 5:
+    case 6: {
+        // A slow item widens the windows in which other work races with it.
+        timespec pause{0, a.self_call == 5 ? 200000 : 2000000};
+        nanosleep(&pause, nullptr);
+        break;
+    }
     default:
         break;
     }
@@ -917,8 +936,8 @@ void op_submit(Reader &in) {
     QueueArg q = pick_queue(in, true);
     const uint8_t b = in.byte();
     const bool by_value = b & 1;
-    int self_call = (b / 2) % 8; // 1..3 calls that must fail or be ignored inside an item
-    if (self_call > 4 || (self_call == 4 && !g_item_waits))
+    int self_call = (b / 2) % 8; // see ItemArgs::self_call
+    if (self_call > 6 || (self_call == 4 && !g_item_waits))
         self_call = 0;
     const bool null_desc = (b / 16) % 16 == 0;
     const bool null_func = (b / 16) % 16 == 1;
@@ -944,7 +963,8 @@ void op_submit(Reader &in) {
     }
     if (args.self_call == 2 && q.acquired)
         args.self_call = 0; // an acquired queue must not be destroyed: not generated
-    if (args.self_call != 0 && q.valid && g_lanes[q.lane].synchronous && !g_sync_self_calls)
+    if (args.self_call >= 1 && args.self_call <= 4 && q.valid && g_lanes[q.lane].synchronous &&
+        !g_sync_self_calls)
         args.self_call = 0;
     // The item checks that the last copy before it on this queue has landed.
     if (q.valid) {
@@ -1083,8 +1103,70 @@ void quiesce() {
                       g_lanes[l].pending.size());
 }
 
+// In a forked child: the parent's handles (live ones included) must be invalid, and the child's
+// fresh runtime must work and never hand out one of them. Returns the failing step, 0 if none.
+int fork_child(const std::vector<uintptr_t> &parent_handles) {
+    alarm(10); // a hang is reported as a signal
+    auto parent_handles_invalid = [&] {
+        for (uintptr_t h : parent_handles)
+            if (kupl_queue_wait(reinterpret_cast<kupl_queue_h>(h)) != KUPL_ERROR ||
+                kupl_event_query(reinterpret_cast<kupl_event_h>(h)) != KUPL_ERROR)
+                return false;
+        return true;
+    };
+    if (!parent_handles_invalid())
+        return 10;
+    kupl_queue_h q = kupl_queue_create();
+    kupl_event_h e = kupl_event_create();
+    if (q == nullptr || e == nullptr)
+        return 11;
+    for (uintptr_t h : parent_handles)
+        if (h == reinterpret_cast<uintptr_t>(q) || h == reinterpret_cast<uintptr_t>(e))
+            return 12;
+    if (kupl_memcpy_async(g_buf[0], g_buf[1], 20000, q, e) != KUPL_OK || kupl_event_wait(e) != KUPL_OK ||
+        std::memcmp(g_buf[0], g_buf[1], 20000) != 0)
+        return 13;
+    if (!parent_handles_invalid())
+        return 14;
+    return 0;
+}
+
+void op_fork() {
+    std::vector<uintptr_t> handles;
+    for (const QueueSlot &q : g_queues)
+        if (q.handle != nullptr)
+            handles.push_back(reinterpret_cast<uintptr_t>(q.handle));
+    for (const EventSlot &e : g_events)
+        if (e.handle != nullptr)
+            handles.push_back(reinterpret_cast<uintptr_t>(e.handle));
+    for (kupl_queue_h a : g_acquired)
+        handles.push_back(reinterpret_cast<uintptr_t>(a));
+    trace("fork() with %zu parent handles", handles.size());
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0)
+        violation("fork failed");
+    if (pid == 0)
+        _exit(fork_child(handles));
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid)
+        violation("waitpid failed");
+    if (WIFSIGNALED(status))
+        violation("the forked child died of signal %d (SIGALRM: it hung)", WTERMSIG(status));
+    if (WEXITSTATUS(status) != 0)
+        violation("the forked child failed at step %d (10/14: a parent handle was valid there, 12: a child "
+                  "handle equals a parent handle, 11/13: the child's runtime does not work)",
+                  WEXITSTATUS(status));
+}
+
 void op_inject_faults(Reader &in) {
-    const unsigned n = 1 + in.byte() % 3;
+    const uint8_t b = in.byte();
+    if (g_fork && (b & 0x80) != 0) {
+        g_op_name = "fork";
+        op_fork();
+        return;
+    }
+    const unsigned n = 1 + b % 3;
     trace("inject_copy_faults(%u)", n);
     quiesce();
     for (Lane &l : g_lanes)
@@ -1201,6 +1283,8 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     g_overlap = env_on("KUPL_FUZZ_OVERLAP");
     g_item_waits = env_on("KUPL_FUZZ_ITEM_WAITS");
     g_sync_self_calls = env_on("KUPL_FUZZ_SYNC_SELF_CALLS");
+    g_sync_thread_check = env_on("KUPL_FUZZ_SYNC_THREAD_CHECK");
+    g_fork = env_on("KUPL_FUZZ_FORK");
     g_trace = env_on("KUPL_FUZZ_TRACE");
     g_driver_thread = pthread_self();
     g_pristine = static_cast<unsigned char *>(std::malloc(kBuffers * kBufferBytes));
