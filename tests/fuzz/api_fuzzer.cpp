@@ -622,13 +622,16 @@ void op_queue_destroy(Reader &in) {
     if (!q.valid)
         return;
     Lane &lane = g_lanes[q.lane];
-    settle_lane_after_wait(q.lane); // destroy waits for the pending work
-    lane.failures_since_wait = 0;
     if (q.acquired) {
-        // Not destroyed: still a working queue.
-        check("kupl_queue_wait(acquired after destroy)", kupl_queue_wait(q.handle), kOk);
+        // Refused before waiting for anything: still a working queue, its work still pending.
+        check("kupl_queue_wait(acquired after destroy)", kupl_queue_wait(q.handle),
+              lane.failures_since_wait ? kErr : kOk);
+        lane.failures_since_wait = 0;
+        settle_lane_after_wait(q.lane);
         return;
     }
+    settle_lane_after_wait(q.lane); // destroy waits for the pending work
+    lane.failures_since_wait = 0;
     g_queues[q.slot].state = Slot::dead;
     bury(q.handle);
     check("kupl_queue_wait(destroyed)", kupl_queue_wait(q.handle), kErr);
