@@ -48,8 +48,8 @@ namespace {
 bool g_overlap = false;
 // Host items that block on another queue (known bug: they can starve the executor pool).
 bool g_item_waits = false;
-// Items on the KUPL_ASYNC_SYNC queue that wait on or destroy that queue (finding F1: they
-// deadlock instead of failing; KUPL_FUZZ_SYNC_SELF_CALLS=1 turns them back on).
+// Items on the KUPL_ASYNC_SYNC queue that wait on, destroy or submit to that queue (finding F1:
+// they deadlock; KUPL_FUZZ_SYNC_SELF_CALLS=1 turns them back on).
 bool g_sync_self_calls = false;
 // Checks that items on the KUPL_ASYNC_SYNC queue run on the submitting thread (finding F2: after
 // kuplx_queue_wait_event_async on that queue they run on whichever thread completes the event;
@@ -247,7 +247,7 @@ struct ItemArgs {
     size_t check_len;
     uint64_t check_hash;
     int self_call; // 0 none, 1 wait own queue, 2 destroy own queue, 3 wait_event on own queue,
-                   // 4 wait another queue, 5/6 sleep 0.2/2 ms
+                   // 4 wait another queue, 5/6 sleep 0.2/2 ms, 7 zero-byte copy onto own queue
     kupl_queue_h own;
     kupl_event_h some_event;
     kupl_queue_h other; // g_item_waits: a queue to kupl_queue_wait on
@@ -290,6 +290,11 @@ void item_body(void *raw) {
     case 4:
         kupl_queue_wait(a.other);
         s.self_result.store(KUPL_ERROR);
+        break;
+    case 7:
+        // Work submitted from an item onto its own queue lands behind the item: the submit must
+        // not wait for it. Zero bytes, so the model's buffers do not change.
+        s.self_result.store(kupl_memcpy_async(nullptr, nullptr, 0, a.own, nullptr));
         break;
     case 5:
     case 6: {
@@ -940,7 +945,7 @@ void op_submit(Reader &in) {
     const uint8_t b = in.byte();
     const bool by_value = b & 1;
     int self_call = (b / 2) % 8; // see ItemArgs::self_call
-    if (self_call > 6 || (self_call == 4 && !g_item_waits))
+    if ((self_call == 7 && g_faults_armed > 0) || (self_call == 4 && !g_item_waits))
         self_call = 0;
     const bool null_desc = (b / 16) % 16 == 0;
     const bool null_func = (b / 16) % 16 == 1;
@@ -966,8 +971,8 @@ void op_submit(Reader &in) {
     }
     if (args.self_call == 2 && q.acquired)
         args.self_call = 0; // an acquired queue must not be destroyed: not generated
-    if (args.self_call >= 1 && args.self_call <= 4 && q.valid && g_lanes[q.lane].synchronous &&
-        !g_sync_self_calls)
+    if ((args.self_call == 7 || (args.self_call >= 1 && args.self_call <= 4)) && q.valid &&
+        g_lanes[q.lane].synchronous && !g_sync_self_calls)
         args.self_call = 0;
     // The item checks that the last copy before it on this queue has landed.
     if (q.valid) {
@@ -1226,6 +1231,9 @@ void finish_input() {
             violation("host item %d ran before the copy ahead of it on its queue had landed", i);
         if (s.wrong_thread.load())
             violation("host item %d on the KUPL_ASYNC_SYNC queue ran on another thread", i);
+        if (s.accepted && s.self_call == 7 && s.self_result.load() != KUPL_OK)
+            violation("host item %d: a zero-byte copy onto its own queue returned %d", i,
+                      s.self_result.load());
         if (s.accepted && (s.self_call == 1 || s.self_call == 3) && s.self_result.load() != KUPL_ERROR)
             violation("host item %d: waiting on its own queue returned %d, expected KUPL_ERROR", i,
                       s.self_result.load());

@@ -77,6 +77,7 @@ seeds = {
         + copy1d(30000, 0, 0, q_slot(0), E_NULL) + copy1d(100, 0, 0, Q_NULL, E_NULL)
         + bytes([EW]) + e_slot(0) + bytes([EGE]) + e_slot(0) + bytes([255])
         + bytes([ER]) + e_slot(0) + q_slot(0) + bytes([EW]) + e_slot(0) + bytes([QW]) + q_slot(0),
+    "item-submits-to-own-queue": queue_create(0) + submit(q_slot(0), self_call=7) + bytes([QW]) + q_slot(0),
     "rerecord-in-flight": queue_create(0) + bytes([EC, 0]) + copy1d(300000, 0, 0, q_slot(0), e_slot(0))
         + bytes([ER]) + e_slot(0) + q_slot(0) + bytes([EQ]) + e_slot(0) + bytes([ED]) + e_slot(0)
         + bytes([QD]) + q_slot(0),
