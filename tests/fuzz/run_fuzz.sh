@@ -19,7 +19,7 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 "${launcher[@]}" \
   -DKUPL_BUILD_FUZZERS=ON -DKUPL_SANITIZER=address -DKUPL_BUILD_TESTS=OFF -DKUPL_BUILD_BENCHMARKS=OFF \
   -DKUPL_BUILD_EXAMPLES=OFF -DKUPL_BUILD_OMP_PLUGIN=OFF -DKUPL_BUILD_MPI_HOOKS=OFF >/dev/null
-cmake --build "$build" -j"${KUPL_CI_JOBS:-2}" --target kupl_api_fuzzer
+cmake --build "$build" -j"${KUPL_CI_JOBS:-2}" --target kupl_api_fuzzer kupl_api_fuzz_replay
 
 mkdir -p "$build/fuzz-corpus" "$build/findings"
 # detect_leaks=0: the runtime is never freed (late calls at exit must find it) and libFuzzer's
