@@ -18,6 +18,10 @@ using support::LogLevel;
 
 std::atomic<Runtime *> current{nullptr};
 std::atomic<bool> exiting{false};
+// The generation of the latest runtime started in this process or, before a fork, in its parent
+// (the child inherits the count, so its runtime's handles differ from every ancestor's); guarded
+// by start_mutex.
+std::uint64_t last_generation = 0;
 // Re-created in the child after fork(): the parent's lock state is meaningless there.
 alignas(std::mutex) unsigned char start_mutex_storage[sizeof(std::mutex)];
 std::mutex *start_mutex = new (start_mutex_storage) std::mutex;
@@ -74,7 +78,8 @@ struct ExitHook {
 
 } // namespace
 
-Runtime::Runtime() : config(support::read_config_from_environment()) {
+Runtime::Runtime(std::uint64_t generation_number)
+    : config(support::read_config_from_environment()), generation(generation_number) {
     engine = make_engine(config, topology, counters, faults);
     faults.arm(config.fault_inject);
 }
@@ -92,7 +97,10 @@ Runtime *Runtime::get() {
         std::call_once(fork_handlers,
                        [] { pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child); });
         try {
-            runtime = new Runtime; // never deleted: other threads may still hold it at exit
+            // Never deleted: other threads may still hold it at exit. A failed start-up hands out
+            // no handle, so the next attempt may take the same generation.
+            runtime = new Runtime(last_generation + 1);
+            last_generation = runtime->generation;
         } catch (const std::exception &e) {
             log(LogLevel::error, "runtime start-up failed: %s", e.what());
             return nullptr;
