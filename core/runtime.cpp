@@ -47,21 +47,44 @@ std::size_t default_nt_threshold(const topo::Topology &topology) {
     return std::max<std::size_t>(llc == 0 ? std::size_t{32} << 20 : llc, std::size_t{8} << 20);
 }
 
+// Thread counts above this are taken as this: more threads than any machine we target has cores
+// only cost memory and start-up time, and a typo (KUPL_NUM_CHANNELS=100000) must not try to start
+// a hundred thousand threads.
+constexpr int kMaxThreadsPerPool = 1024;
+
+int capped_thread_count(int wanted, const char *variable) {
+    if (wanted <= kMaxThreadsPerPool)
+        return wanted;
+    support::notice("%s=%d is more than the %d threads allowed; using %d", variable, wanted,
+                    kMaxThreadsPerPool, kMaxThreadsPerPool);
+    return kMaxThreadsPerPool;
+}
+
 std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const topo::Topology &topology,
                                            support::Counters &counters, support::FaultInjector &faults) {
     copy::SoftwareBackendOptions options;
     // One channel per core but one: the caller's core runs the application, and a caller that
     // waits takes pieces itself (Engine::block_until), so a 2-core machine still copies with two.
-    options.num_channels =
-        config.num_channels > 0 ? config.num_channels : std::max(1, topology.num_cores() - 1);
+    options.num_channels = config.num_channels > 0
+                               ? capped_thread_count(config.num_channels, "KUPL_NUM_CHANNELS")
+                               : std::max(1, std::min(topology.num_cores() - 1, kMaxThreadsPerPool));
     options.split_threshold = config.mt_threshold;
     options.nt_threshold = config.nt_threshold > 0 ? config.nt_threshold : default_nt_threshold(topology);
     options.spin_us = config.spin_us;
     options.helpers = config.wait_helps ? 1 : 0;
     options.binding = static_cast<topo::ThreadBinding>(config.bind_channels);
+    // Each pool runs with the threads the system lets it start (at least one, else it throws and
+    // the runtime does not start); a shortfall is reported once, below.
     auto backend = std::make_unique<copy::SoftwareBackend>(options, topology, counters);
-    const int executors = config.num_executors > 0 ? config.num_executors : topology.num_cores();
+    const int executors = config.num_executors > 0
+                              ? capped_thread_count(config.num_executors, "KUPL_NUM_EXECUTORS")
+                              : std::min(topology.num_cores(), kMaxThreadsPerPool);
     auto executor = std::make_unique<exec::Executor>(executors, config.executor_spin_us, counters);
+    const int channels = backend->num_channels();
+    if (channels < options.num_channels || executor->num_threads() < executors)
+        support::notice("the system refused some threads (ulimit -u or address space): running with %d of %d "
+                        "copy channels and %d of %d executors",
+                        channels, options.num_channels, executor->num_threads(), executors);
     return std::make_unique<sched::Engine>(config, std::move(backend), std::move(executor),
                                            topology.num_cores(), counters, faults);
 }
@@ -102,6 +125,10 @@ Runtime *Runtime::get() {
             runtime = new Runtime(last_generation + 1);
             last_generation = runtime->generation;
         } catch (const std::exception &e) {
+            // Said once (every call tries again, and fails the same way while the cause lasts).
+            static std::atomic<bool> said{false};
+            if (!said.exchange(true))
+                support::notice("the runtime could not start (%s); calls return errors", e.what());
             log(LogLevel::error, "runtime start-up failed: %s", e.what());
             return nullptr;
         }

@@ -3,19 +3,22 @@
 #include "support/worker_loop.h"
 
 #include <algorithm>
+#include <new>
+#include <stdexcept>
 
 namespace kupl::exec {
 
 Executor::Executor(int num_threads, unsigned spin_us, support::Counters &counters)
     : spin_us_(spin_us), counters_(counters) {
-    const int count = std::max(1, num_threads);
-    threads_.reserve(static_cast<std::size_t>(count));
-    for (int i = 0; i < count; ++i)
-        threads_.emplace_back([this] {
+    const int started = support::start_threads(threads_, std::max(1, num_threads), [this](int) {
+        return [this] {
             support::run_worker_loop([this] { return try_run_one(); },
                                      [this] { return task_count_.load(std::memory_order_relaxed) != 0; },
                                      stopping_, idle_, spin_us_, counters_);
-        });
+        };
+    });
+    if (started == 0)
+        throw std::runtime_error("no executor thread could be started");
 }
 
 Executor::~Executor() {
