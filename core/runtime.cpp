@@ -145,10 +145,19 @@ void *Runtime::acquire_queue(int index) {
     auto it = acquired_.find(index);
     if (it != acquired_.end())
         return it->second;
-    auto queue = std::make_shared<sched::Queue>(*engine, 0, index == KUPL_ASYNC_SYNC);
-    void *handle = queues.add(std::move(queue));
-    acquired_.emplace(index, handle);
-    return handle;
+    // The map entry first, so that running out of memory leaves no half-registered queue.
+    it = acquired_.emplace(index, nullptr).first;
+    try {
+        it->second = queues.add(std::make_shared<sched::Queue>(*engine, 0, index == KUPL_ASYNC_SYNC));
+    } catch (...) {
+        acquired_.erase(it);
+        throw;
+    }
+    if (it->second == nullptr) { // no ids left
+        acquired_.erase(it);
+        return nullptr;
+    }
+    return it->second;
 }
 
 bool Runtime::is_acquired(const void *handle) {

@@ -5,6 +5,7 @@
 #include <limits>
 
 using kupl::api::fail;
+using kupl::api::guarded;
 
 namespace {
 
@@ -64,13 +65,15 @@ int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kup
     auto op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::copy);
     op->copy = copy;
     if (event != nullptr) {
-        op->signal = kupl::api::find_event(*runtime, event, function);
-        if (op->signal == nullptr)
+        auto signal = kupl::api::find_event(*runtime, event, function);
+        if (signal == nullptr)
             return KUPL_ERROR;
-        op->signal_generation = op->signal->begin_record();
+        op->signal_generation = signal->begin_record();
         if (op->signal_generation == 0)
             return fail(function, "event %p is still SUBMITTED (its previous record is not complete)",
                         static_cast<void *>(event));
+        // From here the op settles the record, even if it is dropped before it is accepted.
+        op->signal = std::move(signal);
     }
     if (ordered == nullptr) {
         runtime->engine->run_unordered(std::move(op));
@@ -88,32 +91,40 @@ int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kup
 extern "C" {
 
 int kupl_memcpy(void *dst, const void *src, size_t count) {
-    kupl::copy::CopyDescriptor copy;
-    if (describe_copy(__func__, dst, count, src, count, count, 1, copy) != KUPL_OK)
-        return KUPL_ERROR;
-    return copy_sync(__func__, copy);
+    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+        kupl::copy::CopyDescriptor copy;
+        if (describe_copy(function, dst, count, src, count, count, 1, copy) != KUPL_OK)
+            return KUPL_ERROR;
+        return copy_sync(function, copy);
+    });
 }
 
 int kupl_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height) {
-    kupl::copy::CopyDescriptor copy;
-    if (describe_copy(__func__, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)
-        return KUPL_ERROR;
-    return copy_sync(__func__, copy);
+    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+        kupl::copy::CopyDescriptor copy;
+        if (describe_copy(function, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)
+            return KUPL_ERROR;
+        return copy_sync(function, copy);
+    });
 }
 
 int kupl_memcpy_async(void *dst, const void *src, size_t count, kupl_queue_h queue, kupl_event_h event) {
-    kupl::copy::CopyDescriptor copy;
-    if (describe_copy(__func__, dst, count, src, count, count, 1, copy) != KUPL_OK)
-        return KUPL_ERROR;
-    return copy_async(__func__, copy, queue, event);
+    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+        kupl::copy::CopyDescriptor copy;
+        if (describe_copy(function, dst, count, src, count, count, 1, copy) != KUPL_OK)
+            return KUPL_ERROR;
+        return copy_async(function, copy, queue, event);
+    });
 }
 
 int kupl_memcpy2d_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                         kupl_queue_h queue, kupl_event_h event) {
-    kupl::copy::CopyDescriptor copy;
-    if (describe_copy(__func__, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)
-        return KUPL_ERROR;
-    return copy_async(__func__, copy, queue, event);
+    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+        kupl::copy::CopyDescriptor copy;
+        if (describe_copy(function, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)
+            return KUPL_ERROR;
+        return copy_async(function, copy, queue, event);
+    });
 }
 
 } // extern "C"

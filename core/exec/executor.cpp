@@ -33,15 +33,21 @@ void Executor::stop_at_exit(std::chrono::milliseconds limit) {
     support::stop_workers(stopping_, idle_, threads_, limit);
 }
 
-void Executor::post(std::function<void()> task) {
-    unfinished_.fetch_add(1, std::memory_order_seq_cst);
+bool Executor::post(std::function<void()> task) {
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        tasks_.push_back(std::move(task));
+        try {
+            tasks_.push_back(std::move(task));
+        } catch (const std::bad_alloc &) {
+            return false; // nothing changed: the caller settles the item with an error
+        }
+        // Counted before any thread can take it (they take under mutex_).
+        unfinished_.fetch_add(1, std::memory_order_seq_cst);
         task_count_.fetch_add(1, std::memory_order_relaxed);
     }
     if (idle_.notify(false))
         support::bump(counters_.worker_wakes);
+    return true;
 }
 
 namespace {

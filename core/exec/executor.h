@@ -35,8 +35,9 @@ class Executor {
     // True when every posted task has run to its end (exact, unlike busy()), not counting the
     // task that is calling (a host item may call exit()).
     bool idle() const;
-    // Runs task on one of the executor threads, in no particular order with other posts.
-    void post(std::function<void()> task);
+    // Runs task on one of the executor threads, in no particular order with other posts. Returns
+    // false, and runs nothing, if there is no memory to queue it.
+    bool post(std::function<void()> task);
     // Stops the threads after the tasks posted so far have run.
     void shutdown();
     // At process exit, with no task left: stops the threads, joining each for at most `limit`.

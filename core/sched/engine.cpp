@@ -18,6 +18,15 @@ void Op::copy_done(const char *why) {
     engine->finish(*this);
 }
 
+void Op::event_complete() {
+    engine->finish(*this);
+}
+
+Op::~Op() {
+    if (signal != nullptr && signal_generation != 0)
+        signal->complete(signal_generation, "the work was not accepted (the runtime ran out of memory)");
+}
+
 Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend> backend,
                std::unique_ptr<exec::Executor> executor, int num_cores, support::Counters &counters,
                support::FaultInjector &faults)
@@ -48,7 +57,10 @@ bool Engine::start(Op &op) {
             copy_now(op.copy);
             return true;
         }
-        backend_->submit(op.copy, &op);
+        if (const char *refused = backend_->submit(op.copy, &op)) {
+            op.error = refused;
+            return true;
+        }
         return false;
     }
     case Op::Kind::host_function:
@@ -58,10 +70,10 @@ bool Engine::start(Op &op) {
     case Op::Kind::record:
         return true;
     case Op::Kind::wait_event: {
-        // The continuation may finish (and free) op on another thread before when_complete()
-        // returns, so the event is held by a reference of our own, not through op.
+        // The op may be finished (and freed) on another thread before when_complete() returns,
+        // so the event is held by a reference of our own, not through op.
         std::shared_ptr<Event> awaited = op.awaited;
-        awaited->when_complete(op.awaited_generation, [&op] { op.engine->finish(op); });
+        awaited->when_complete(op.awaited_generation, &op);
         return false;
     }
     }
@@ -86,8 +98,10 @@ void Engine::settle(Op &op, const char *record_error) {
     } else if (op.kind == Op::Kind::host_function) {
         support::bump(counters_.host_items);
     }
-    if (op.signal != nullptr)
-        op.signal->complete(op.signal_generation, op.kind == Op::Kind::record ? record_error : op.error);
+    if (op.signal != nullptr) {
+        const std::shared_ptr<Event> signal = std::move(op.signal); // settled: ~Op leaves it alone
+        signal->complete(op.signal_generation, op.kind == Op::Kind::record ? record_error : op.error);
+    }
 }
 
 void Engine::run_unordered(std::unique_ptr<Op> op) {
@@ -127,7 +141,11 @@ const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
             }
         };
         auto *completion = new Completion;
-        backend_->submit(copy, completion);
+        if (const char *refused = backend_->submit(copy, completion)) {
+            delete completion;
+            support::bump(counters_.copies_failed);
+            return refused;
+        }
         block_until([completion] { return completion->done.load(std::memory_order_acquire); },
                     completion->wakeups);
         completion->release();

@@ -38,14 +38,21 @@ void Queue::drain() {
             head = ops_.front().get();
         }
         if (head->kind == Op::Kind::host_function && !synchronous_) {
-            // Runs on an executor thread; marks that thread as inside this queue's item.
-            engine_.executor().post([head, self = shared_from_this()] {
-                current_item_queue = self.get();
+            // Runs on an executor thread; marks that thread as inside this queue's item. Captures
+            // one pointer only, so the std::function needs no memory of its own (head->queue keeps
+            // the queue alive).
+            const bool posted = engine_.executor().post([head] {
+                current_item_queue = head->queue.get();
                 head->function();
                 current_item_queue = nullptr;
                 head->engine->finish(*head);
             });
-            return;
+            if (posted)
+                return;
+            head->error = "out of memory for queueing the host function (it did not run)";
+            if (!retire_head())
+                return;
+            continue;
         }
         if (!engine_.start(*head))
             return; // head_finished() continues from the thread that finishes it
