@@ -10,7 +10,8 @@ using kupl::api::guarded;
 namespace {
 
 // Checks a 2D copy and fills a descriptor; contiguous shapes become 1D. Returns KUPL_OK or
-// KUPL_ERROR (logged on behalf of `function`).
+// KUPL_ERROR (logged on behalf of `function`): NULL pointers, widths above a pitch, regions that
+// wrap around the address space, overlapping source and destination.
 int describe_copy(const char *function, void *dst, std::size_t dpitch, const void *src, std::size_t spitch,
                   std::size_t width, std::size_t height, kupl::copy::CopyDescriptor &out) {
     out = {};
@@ -30,6 +31,15 @@ int describe_copy(const char *function, void *dst, std::size_t dpitch, const voi
     if (reinterpret_cast<std::uintptr_t>(dst) > max - span_d ||
         reinterpret_cast<std::uintptr_t>(src) > max - span_s)
         return fail(function, "the region wraps around the end of the address space");
+    // Overlapping source and destination are rejected, not copied in some order: the pieces of a
+    // copy run on several threads at once, so no order is promised (CUDA and vendor KUPL leave
+    // overlap undefined). For 2D copies the footprints [base, base + (h-1)*pitch + w) count, even
+    // where the rows themselves interleave without touching.
+    const auto d = reinterpret_cast<std::uintptr_t>(dst);
+    const auto s = reinterpret_cast<std::uintptr_t>(src);
+    if (d < s + span_s && s < d + span_d)
+        return fail(function, "source [%p, +%zu) and destination [%p, +%zu) overlap", src, span_s, dst,
+                    span_d);
     out.dst = dst;
     out.src = src;
     if (height == 1 || (dpitch == width && spitch == width)) {
