@@ -73,13 +73,15 @@ std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const 
     options.spin_us = config.spin_us;
     options.helpers = config.wait_helps ? 1 : 0;
     options.binding = static_cast<topo::ThreadBinding>(config.bind_channels);
-    // Each pool runs with the threads the system lets it start (at least one, else it throws and
-    // the runtime does not start); a shortfall is reported once, below.
-    auto backend = std::make_unique<copy::SoftwareBackend>(options, topology, counters);
     const int executors = config.num_executors > 0
                               ? capped_thread_count(config.num_executors, "KUPL_NUM_EXECUTORS")
                               : std::min(topology.num_cores(), kMaxThreadsPerPool);
-    auto executor = std::make_unique<exec::Executor>(executors, config.executor_spin_us, counters);
+    // Each pool runs with the threads the system lets it start, at least one (else it throws and
+    // the runtime does not start); a shortfall is reported once, below. The executor's first
+    // thread starts before the channels, so channels that take every thread left still leave it one.
+    auto executor = std::make_unique<exec::Executor>(1, config.executor_spin_us, counters);
+    auto backend = std::make_unique<copy::SoftwareBackend>(options, topology, counters);
+    executor->add_threads(executors - 1);
     const int channels = backend->num_channels();
     if (channels < options.num_channels || executor->num_threads() < executors)
         support::notice("the system refused some threads (ulimit -u or address space): running with %d of %d "

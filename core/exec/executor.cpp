@@ -10,15 +10,18 @@ namespace kupl::exec {
 
 Executor::Executor(int num_threads, unsigned spin_us, support::Counters &counters)
     : spin_us_(spin_us), counters_(counters) {
-    const int started = support::start_threads(threads_, std::max(1, num_threads), [this](int) {
+    if (add_threads(std::max(1, num_threads)) == 0)
+        throw std::runtime_error("no executor thread could be started");
+}
+
+int Executor::add_threads(int count) {
+    return support::start_threads(threads_, count, [this](int) {
         return [this] {
             support::run_worker_loop([this] { return try_run_one(); },
                                      [this] { return task_count_.load(std::memory_order_relaxed) != 0; },
                                      stopping_, idle_, spin_us_, counters_);
         };
     });
-    if (started == 0)
-        throw std::runtime_error("no executor thread could be started");
 }
 
 Executor::~Executor() {

@@ -19,11 +19,15 @@ namespace kupl::exec {
 
 class Executor {
   public:
+    // Starts num_threads threads, or as many as the system allows (at least one, else it throws).
     Executor(int num_threads, unsigned spin_us, support::Counters &counters);
     ~Executor();
     Executor(const Executor &) = delete;
     Executor &operator=(const Executor &) = delete;
 
+    // Starts up to `count` more threads, as many as the system allows; returns how many started.
+    // Only before the executor is shared with other threads (the runtime's start-up).
+    int add_threads(int count);
     int num_threads() const { return static_cast<int>(threads_.size()); }
     // Executor threads running a task now or about to (a posted task whose thread is still
     // waking up counts: it will want a core in a moment).
