@@ -70,6 +70,11 @@ bool Engine::start(Op &op) {
     case Op::Kind::record:
         return true;
     case Op::Kind::wait_event: {
+        // A satisfied wait finishes here, returning true: finished through when_complete() it
+        // would retire itself and start the next op from inside this call, and a long run of
+        // satisfied waits would nest one drain per op until the stack overflows.
+        if (op.awaited->is_complete(op.awaited_generation))
+            return true;
         // The op may be finished (and freed) on another thread before when_complete() returns,
         // so the event is held by a reference of our own, not through op.
         std::shared_ptr<Event> awaited = op.awaited;
