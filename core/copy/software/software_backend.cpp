@@ -59,10 +59,17 @@ std::string SoftwareBackend::channel_placement(int index) const {
 void SoftwareBackend::channel_main(int index, const topo::Topology &topology) {
     // Channels take the last cores: application threads usually start from core 0.
     const int core = topology.num_cores() - 1 - (index % topology.num_cores());
-    std::string where = topology.place_calling_thread(core, options_.binding);
+    std::string where;
+    try {
+        where = topology.place_calling_thread(core, options_.binding);
+    } catch (const std::bad_alloc &) {
+        // Threads may have taken the last of the address space (the start-up of a runtime under
+        // ulimit -v): an exception here would end the process.
+        where = "unknown"; // short enough to need no memory
+    }
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        placement_[static_cast<std::size_t>(index)] = where;
+        placement_[static_cast<std::size_t>(index)] = std::move(where); // no copy: no memory needed
         ++channels_placed_;
     }
     placed_.notify_all();
