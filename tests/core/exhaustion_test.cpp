@@ -151,8 +151,10 @@ template <typename Handle> struct HandleList {
     size_t size = 0;
 };
 
-constexpr size_t kMaxCalls = 2000000; // far more than fit into the headroom below
-constexpr size_t kHeadroom = 24u << 20;
+// The headroom left under the cap: small, so that the queue a case fills drains fast even on a
+// loaded machine; every op or handle takes well over 100 bytes, so kMaxCalls never all fit.
+constexpr size_t kHeadroom = 4u << 20;
+constexpr size_t kMaxCalls = 400000;
 
 // Repeats create() under the cap until it returns NULL; then frees everything and checks the
 // runtime works again.
@@ -192,7 +194,7 @@ template <typename Submit> void submit_until_refused(const char *what, Submit su
     CHILD_CHECK(done != nullptr && kupl_event_record(done, queue) == KUPL_OK &&
                     kupl_event_wait(done) == KUPL_OK,
                 "a complete event");
-    HandleList<kupl_event_h> events(kMaxCalls / 4);
+    HandleList<kupl_event_h> events(kMaxCalls / 4); // > 4 MiB / 100 B: the cap comes first
     for (; events.size < events.room; ++events.size) {
         events.items[events.size] = kupl_event_create();
         CHILD_CHECK(events.items[events.size] != nullptr, "kupl_event_create before the cap");
@@ -251,16 +253,18 @@ template <typename Submit> void submit_until_refused(const char *what, Submit su
 
 // The calls that submit work, as submit_until_refused wants them: `records` says whether the
 // call records its event (so an accepted call must leave it COMPLETE).
+// Copies just above the inline threshold (16 KiB), so they go through the channels' bookkeeping
+// yet thousands of them copy little.
 struct CopyCall {
     static constexpr bool records = true;
     int operator()(kupl_queue_h q, kupl_event_h, kupl_event_h e) const {
-        return kupl_memcpy_async(g_dst, g_src, kCopyBytes, q, e);
+        return kupl_memcpy_async(g_dst, g_src, 20u << 10, q, e);
     }
 };
 struct Copy2dCall {
     static constexpr bool records = true;
     int operator()(kupl_queue_h q, kupl_event_h, kupl_event_h e) const {
-        return kupl_memcpy2d_async(g_dst, 128, g_src, 128, 64, kCopyBytes / 128, q, e);
+        return kupl_memcpy2d_async(g_dst, 128, g_src, 128, 64, 160, q, e); // costs 20 KiB
     }
 };
 struct RecordCall {
@@ -301,9 +305,10 @@ int thread_count() {
 }
 
 // Lets this process start at most `more` threads from now on: RLIMIT_NPROC counts the tasks of
-// a user, and root is exempt, so the child becomes a user that runs nothing else.
+// a user, and root is exempt, so the child becomes a user that runs nothing else (one per child:
+// two cases running at once under ctest -j must not share a count).
 void limit_threads(int more) {
-    constexpr uid_t unused_uid = 54321;
+    const uid_t unused_uid = static_cast<uid_t>(200000 + getpid());
     rlimit limit{};
     getrlimit(RLIMIT_NPROC, &limit);
     limit.rlim_cur = static_cast<rlim_t>(thread_count() + more);
