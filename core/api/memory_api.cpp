@@ -35,30 +35,35 @@ int check_range(const char *function, const void *buffer, std::size_t count) {
 extern "C" {
 
 void *kupl_malloc(kupl_mem_kind_t kind, size_t size) {
-    return guarded(__func__, static_cast<void *>(nullptr), [&](const char *function) -> void * {
-        if (kind != KUPL_MEM_DEFAULT && kind != KUPL_MEM_LARGE_CAP && kind != KUPL_MEM_HIGH_BW) {
-            fail(function, "unknown memory kind %d", static_cast<int>(kind));
-            return nullptr;
-        }
-        if (size == 0) {
-            fail(function, "size is 0");
-            return nullptr;
-        }
-        void *memory = nullptr;
-        if (posix_memalign(&memory, 4096, size) != 0) {
-            fail(function, "cannot allocate %zu bytes", size);
-            return nullptr;
-        }
-        if (kind != KUPL_MEM_DEFAULT) {
-            kupl::Runtime *runtime = kupl::Runtime::get();
-            const auto tier = kind == KUPL_MEM_HIGH_BW ? kupl::topo::MemoryTier::high_bandwidth
-                                                       : kupl::topo::MemoryTier::large_capacity;
-            // Without such a tier the memory keeps the default policy, as KUPL documents.
-            if (runtime != nullptr)
-                runtime->topology.bind_memory_to_tier(memory, size, tier);
-        }
-        return memory;
-    });
+    // As an int: a kind outside the enumeration may not be loaded as one (UBSan checks such loads).
+    const int kind_value = static_cast<int>(kind);
+    return guarded(
+        __func__, static_cast<void *>(nullptr), [kind_value, size](const char *function) -> void * {
+            if (kind_value != KUPL_MEM_DEFAULT && kind_value != KUPL_MEM_LARGE_CAP &&
+                kind_value != KUPL_MEM_HIGH_BW) {
+                fail(function, "unknown memory kind %d", kind_value);
+                return nullptr;
+            }
+            const auto kind = static_cast<kupl_mem_kind_t>(kind_value);
+            if (size == 0) {
+                fail(function, "size is 0");
+                return nullptr;
+            }
+            void *memory = nullptr;
+            if (posix_memalign(&memory, 4096, size) != 0) {
+                fail(function, "cannot allocate %zu bytes", size);
+                return nullptr;
+            }
+            if (kind != KUPL_MEM_DEFAULT) {
+                kupl::Runtime *runtime = kupl::Runtime::get();
+                const auto tier = kind == KUPL_MEM_HIGH_BW ? kupl::topo::MemoryTier::high_bandwidth
+                                                           : kupl::topo::MemoryTier::large_capacity;
+                // Without such a tier the memory keeps the default policy, as KUPL documents.
+                if (runtime != nullptr)
+                    runtime->topology.bind_memory_to_tier(memory, size, tier);
+            }
+            return memory;
+        });
 }
 
 void kupl_free(kupl_mem_kind_t, void *ptr) {
