@@ -22,6 +22,10 @@ std::atomic<Runtime *> current{nullptr};
 std::atomic<bool> exiting{false};
 // The exit drain is over and the threads are gone: calls fail from now on.
 std::atomic<bool> stopped{false};
+// The generation of the latest runtime started in this process or, before a fork, in its parent
+// (the child inherits the count, so its runtime's handles differ from every ancestor's); guarded
+// by start_mutex.
+std::uint64_t last_generation = 0;
 // Re-created in the child after fork(): the parent's lock state is meaningless there.
 alignas(std::mutex) unsigned char start_mutex_storage[sizeof(std::mutex)];
 std::mutex *start_mutex = new (start_mutex_storage) std::mutex;
@@ -47,21 +51,46 @@ std::size_t default_nt_threshold(const topo::Topology &topology) {
     return std::max<std::size_t>(llc == 0 ? std::size_t{32} << 20 : llc, std::size_t{8} << 20);
 }
 
+// Thread counts above this are taken as this: more threads than any machine we target has cores
+// only cost memory and start-up time, and a typo (KUPL_NUM_CHANNELS=100000) must not try to start
+// a hundred thousand threads.
+constexpr int kMaxThreadsPerPool = 1024;
+
+int capped_thread_count(int wanted, const char *variable) {
+    if (wanted <= kMaxThreadsPerPool)
+        return wanted;
+    support::notice("%s=%d is more than the %d threads allowed; using %d", variable, wanted,
+                    kMaxThreadsPerPool, kMaxThreadsPerPool);
+    return kMaxThreadsPerPool;
+}
+
 std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const topo::Topology &topology,
                                            support::Counters &counters, support::FaultInjector &faults) {
     copy::SoftwareBackendOptions options;
     // One channel per core but one: the caller's core runs the application, and a caller that
     // waits takes pieces itself (Engine::block_until), so a 2-core machine still copies with two.
-    options.num_channels =
-        config.num_channels > 0 ? config.num_channels : std::max(1, topology.num_cores() - 1);
+    options.num_channels = config.num_channels > 0
+                               ? capped_thread_count(config.num_channels, "KUPL_NUM_CHANNELS")
+                               : std::max(1, std::min(topology.num_cores() - 1, kMaxThreadsPerPool));
     options.split_threshold = config.mt_threshold;
     options.nt_threshold = config.nt_threshold > 0 ? config.nt_threshold : default_nt_threshold(topology);
     options.spin_us = config.spin_us;
     options.helpers = config.wait_helps ? 1 : 0;
     options.binding = static_cast<topo::ThreadBinding>(config.bind_channels);
+    const int executors = config.num_executors > 0
+                              ? capped_thread_count(config.num_executors, "KUPL_NUM_EXECUTORS")
+                              : std::min(topology.num_cores(), kMaxThreadsPerPool);
+    // Each pool runs with the threads the system lets it start, at least one (else it throws and
+    // the runtime does not start); a shortfall is reported once, below. The executor's first
+    // thread starts before the channels, so channels that take every thread left still leave it one.
+    auto executor = std::make_unique<exec::Executor>(1, config.executor_spin_us, counters);
     auto backend = std::make_unique<copy::SoftwareBackend>(options, topology, counters);
-    const int executors = config.num_executors > 0 ? config.num_executors : topology.num_cores();
-    auto executor = std::make_unique<exec::Executor>(executors, config.executor_spin_us, counters);
+    executor->add_threads(executors - 1);
+    const int channels = backend->num_channels();
+    if (channels < options.num_channels || executor->num_threads() < executors)
+        support::notice("the system refused some threads (ulimit -u or address space): running with %d of %d "
+                        "copy channels and %d of %d executors",
+                        channels, options.num_channels, executor->num_threads(), executors);
     return std::make_unique<sched::Engine>(config, std::move(backend), std::move(executor),
                                            topology.num_cores(), counters, faults);
 }
@@ -79,7 +108,8 @@ struct ExitHook {
 
 } // namespace
 
-Runtime::Runtime() : config(support::read_config_from_environment()) {
+Runtime::Runtime(std::uint64_t generation_number)
+    : config(support::read_config_from_environment()), generation(generation_number) {
     engine = make_engine(config, topology, counters, faults);
     faults.arm(config.fault_inject);
 }
@@ -99,8 +129,15 @@ Runtime *Runtime::get() {
         std::call_once(fork_handlers,
                        [] { pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child); });
         try {
-            runtime = new Runtime; // never deleted: other threads may still hold it at exit
+            // Never deleted: other threads may still hold it at exit. A failed start-up hands out
+            // no handle, so the next attempt may take the same generation.
+            runtime = new Runtime(last_generation + 1);
+            last_generation = runtime->generation;
         } catch (const std::exception &e) {
+            // Said once (every call tries again, and fails the same way while the cause lasts).
+            static std::atomic<bool> said{false};
+            if (!said.exchange(true))
+                support::notice("the runtime could not start (%s); calls return errors", e.what());
             log(LogLevel::error, "runtime start-up failed: %s", e.what());
             return nullptr;
         }
@@ -117,10 +154,19 @@ void *Runtime::acquire_queue(int index) {
     auto it = acquired_.find(index);
     if (it != acquired_.end())
         return it->second;
-    auto queue = std::make_shared<sched::Queue>(*engine, 0, index == KUPL_ASYNC_SYNC);
-    void *handle = queues.add(std::move(queue));
-    acquired_.emplace(index, handle);
-    return handle;
+    // The map entry first, so that running out of memory leaves no half-registered queue.
+    it = acquired_.emplace(index, nullptr).first;
+    try {
+        it->second = queues.add(std::make_shared<sched::Queue>(*engine, 0, index == KUPL_ASYNC_SYNC));
+    } catch (...) {
+        acquired_.erase(it);
+        throw;
+    }
+    if (it->second == nullptr) { // no ids left
+        acquired_.erase(it);
+        return nullptr;
+    }
+    return it->second;
 }
 
 bool Runtime::is_acquired(const void *handle) {

@@ -12,6 +12,7 @@
 #include "support/fault_injection.h"
 #include "topo/topology.h"
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,7 +24,8 @@ class Runtime {
     // The runtime, started if needed; nullptr if the process is exiting or start-up failed.
     static Runtime *get();
 
-    Runtime();
+    // `generation` numbers the runtimes of this process and its ancestors (see handle_table.h).
+    explicit Runtime(std::uint64_t generation);
     Runtime(const Runtime &) = delete;
     Runtime &operator=(const Runtime &) = delete;
 
@@ -32,8 +34,9 @@ class Runtime {
     support::Counters counters;
     support::FaultInjector faults;
     std::unique_ptr<sched::Engine> engine;
-    api::HandleTable<sched::Queue> queues{0x5};
-    api::HandleTable<sched::Event> events{0xA};
+    const std::uint64_t generation;
+    api::HandleTable<sched::Queue> queues{0x5, generation};
+    api::HandleTable<sched::Event> events{0xA, generation};
 
     // kupl_queue_acquire(index): created on first use, owned by the runtime.
     void *acquire_queue(int index);

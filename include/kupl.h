@@ -78,10 +78,13 @@ kupl_export void *kupl_malloc(kupl_mem_kind_t kind, size_t size);
 /** Frees memory from kupl_malloc(); kind must be the kind it was allocated with. NULL is ignored. */
 kupl_export void kupl_free(kupl_mem_kind_t kind, void *ptr);
 
-/** Pins the pages of [buffer, buffer+count) in memory (mlock). KUPL_ERROR on failure. */
+/** Pins the pages of [buffer, buffer+count) in memory (mlock). KUPL_ERROR on failure, and for
+ *  buffer NULL, count 0, or a range whose end (rounded up to a page) wraps around the address
+ *  space. */
 kupl_export int kupl_mlock(void *buffer, size_t count);
 
-/** Unpins pages pinned with kupl_mlock(). KUPL_ERROR on failure. */
+/** Unpins pages pinned with kupl_mlock(). KUPL_ERROR on failure and for the ranges kupl_mlock()
+ *  refuses. */
 kupl_export int kupl_munlock(void *buffer, size_t count);
 
 /* -------------------------------------------------------------------- copies */
@@ -89,15 +92,16 @@ kupl_export int kupl_munlock(void *buffer, size_t count);
 /**
  * Copies count bytes from src to dst and returns when they are copied.
  * Copies of at least KUPL_MEMCPY_SDMA_THRESHOLD bytes (default 512 KiB) run on the
- * copy engine's channels; smaller ones on the caller. Regions must not overlap.
- * KUPL_ERROR for NULL pointers (with count > 0).
+ * copy engine's channels; smaller ones on the caller.
+ * KUPL_ERROR for NULL pointers (with count > 0) and for overlapping src and dst ranges.
  */
 kupl_export int kupl_memcpy(void *dst, const void *src, size_t count);
 
 /**
  * Copies a 2D region: height rows of width bytes, rows dpitch/spitch bytes apart.
  * KUPL_ERROR for NULL pointers, width > dpitch or width > spitch (with height > 1),
- * or a region whose size overflows size_t.
+ * a region whose size overflows size_t, or source and destination footprints
+ * [base, base + (height-1)*pitch + width) that overlap (even where the rows interleave).
  */
 kupl_export int kupl_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                               size_t height);

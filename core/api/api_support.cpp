@@ -2,8 +2,12 @@
 
 #include "support/log.h"
 
+#include <cxxabi.h>
+
 #include <cstdarg>
 #include <cstdio>
+#include <exception>
+#include <new>
 
 namespace kupl::api {
 
@@ -17,6 +21,20 @@ int fail(const char *function, const char *format, ...) {
         support::log(support::LogLevel::error, "%s: %s", function, message);
     }
     return KUPL_ERROR;
+}
+
+void report_exception(const char *function) {
+    try {
+        throw;
+    } catch (const abi::__forced_unwind &) {
+        throw; // thread cancellation must go on unwinding
+    } catch (const std::bad_alloc &) {
+        fail(function, "out of memory");
+    } catch (const std::exception &e) {
+        fail(function, "%s", e.what());
+    } catch (...) {
+        fail(function, "an unknown C++ exception");
+    }
 }
 
 Runtime *runtime_for(const char *function) {

@@ -1,15 +1,43 @@
-// Shared by the C entry points: error returns with a log line, and handle look-ups.
+// Shared by the C entry points: the exception boundary, error returns with a log line, and handle
+// look-ups.
 #pragma once
 
 #include "kupl.h"
 #include "runtime.h"
 
 #include <memory>
+#include <type_traits>
 
 namespace kupl::api {
 
 // Logs "<function>: <message>" at KUPL_LOG_LEVEL >= 1 and returns KUPL_ERROR.
 int fail(const char *function, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+// Logs the exception being handled (call from a catch block) on behalf of `function`. Rethrows
+// only a thread cancellation's forced unwind, which must go on.
+void report_exception(const char *function);
+
+// The body of every exported entry point runs inside guarded(), so no C++ exception ever reaches
+// a C caller: an exception (std::bad_alloc when memory runs out, std::system_error when a thread
+// or lock cannot be had) becomes the call's error result, `on_exception`, logged like every other
+// failure. body(function) returns the call's result.
+template <typename Result, typename Body>
+Result guarded(const char *function, Result on_exception, Body &&body) {
+    try {
+        return body(function);
+    } catch (...) {
+        report_exception(function);
+    }
+    return on_exception;
+}
+// For entry points that return nothing.
+template <typename Body> void guarded(const char *function, Body &&body) {
+    try {
+        body(function);
+    } catch (...) {
+        report_exception(function);
+    }
+}
 
 // The runtime, or nullptr (logged) if the process is exiting.
 Runtime *runtime_for(const char *function);

@@ -5,11 +5,13 @@
 #include <limits>
 
 using kupl::api::fail;
+using kupl::api::guarded;
 
 namespace {
 
 // Checks a 2D copy and fills a descriptor; contiguous shapes become 1D. Returns KUPL_OK or
-// KUPL_ERROR (logged on behalf of `function`).
+// KUPL_ERROR (logged on behalf of `function`): NULL pointers, widths above a pitch, regions that
+// wrap around the address space, overlapping source and destination.
 int describe_copy(const char *function, void *dst, std::size_t dpitch, const void *src, std::size_t spitch,
                   std::size_t width, std::size_t height, kupl::copy::CopyDescriptor &out) {
     out = {};
@@ -29,6 +31,15 @@ int describe_copy(const char *function, void *dst, std::size_t dpitch, const voi
     if (reinterpret_cast<std::uintptr_t>(dst) > max - span_d ||
         reinterpret_cast<std::uintptr_t>(src) > max - span_s)
         return fail(function, "the region wraps around the end of the address space");
+    // Overlapping source and destination are rejected, not copied in some order: the pieces of a
+    // copy run on several threads at once, so no order is promised (CUDA and vendor KUPL leave
+    // overlap undefined). For 2D copies the footprints [base, base + (h-1)*pitch + w) count, even
+    // where the rows themselves interleave without touching.
+    const auto d = reinterpret_cast<std::uintptr_t>(dst);
+    const auto s = reinterpret_cast<std::uintptr_t>(src);
+    if (d < s + span_s && s < d + span_d)
+        return fail(function, "source [%p, +%zu) and destination [%p, +%zu) overlap", src, span_s, dst,
+                    span_d);
     out.dst = dst;
     out.src = src;
     if (height == 1 || (dpitch == width && spitch == width)) {
@@ -64,13 +75,15 @@ int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kup
     auto op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::copy);
     op->copy = copy;
     if (event != nullptr) {
-        op->signal = kupl::api::find_event(*runtime, event, function);
-        if (op->signal == nullptr)
+        auto signal = kupl::api::find_event(*runtime, event, function);
+        if (signal == nullptr)
             return KUPL_ERROR;
-        op->signal_generation = op->signal->begin_record();
+        op->signal_generation = signal->begin_record();
         if (op->signal_generation == 0)
             return fail(function, "event %p is still SUBMITTED (its previous record is not complete)",
                         static_cast<void *>(event));
+        // From here the op settles the record, even if it is dropped before it is accepted.
+        op->signal = std::move(signal);
     }
     if (ordered == nullptr) {
         runtime->engine->run_unordered(std::move(op));
@@ -90,32 +103,40 @@ int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kup
 extern "C" {
 
 int kupl_memcpy(void *dst, const void *src, size_t count) {
-    kupl::copy::CopyDescriptor copy;
-    if (describe_copy(__func__, dst, count, src, count, count, 1, copy) != KUPL_OK)
-        return KUPL_ERROR;
-    return copy_sync(__func__, copy);
+    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+        kupl::copy::CopyDescriptor copy;
+        if (describe_copy(function, dst, count, src, count, count, 1, copy) != KUPL_OK)
+            return KUPL_ERROR;
+        return copy_sync(function, copy);
+    });
 }
 
 int kupl_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height) {
-    kupl::copy::CopyDescriptor copy;
-    if (describe_copy(__func__, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)
-        return KUPL_ERROR;
-    return copy_sync(__func__, copy);
+    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+        kupl::copy::CopyDescriptor copy;
+        if (describe_copy(function, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)
+            return KUPL_ERROR;
+        return copy_sync(function, copy);
+    });
 }
 
 int kupl_memcpy_async(void *dst, const void *src, size_t count, kupl_queue_h queue, kupl_event_h event) {
-    kupl::copy::CopyDescriptor copy;
-    if (describe_copy(__func__, dst, count, src, count, count, 1, copy) != KUPL_OK)
-        return KUPL_ERROR;
-    return copy_async(__func__, copy, queue, event);
+    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+        kupl::copy::CopyDescriptor copy;
+        if (describe_copy(function, dst, count, src, count, count, 1, copy) != KUPL_OK)
+            return KUPL_ERROR;
+        return copy_async(function, copy, queue, event);
+    });
 }
 
 int kupl_memcpy2d_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                         kupl_queue_h queue, kupl_event_h event) {
-    kupl::copy::CopyDescriptor copy;
-    if (describe_copy(__func__, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)
-        return KUPL_ERROR;
-    return copy_async(__func__, copy, queue, event);
+    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+        kupl::copy::CopyDescriptor copy;
+        if (describe_copy(function, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)
+            return KUPL_ERROR;
+        return copy_async(function, copy, queue, event);
+    });
 }
 
 } // extern "C"

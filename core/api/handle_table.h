@@ -1,5 +1,11 @@
 // Maps opaque API handles to live objects. A handle is an id, never an address, so a destroyed
-// or foreign handle is recognised without dereferencing it, and ids are never reused.
+// or foreign handle is recognised without dereferencing it.
+//
+// A handle is 64 bits: | generation (12) | id (48) | kind tag (4) |. The generation is the
+// runtime's: a child after fork() starts a new runtime with a generation greater than any of its
+// ancestors', so a handle the parent created before the fork is never found in the child, even
+// though the child's ids start from the same number. Ids are never reused within a runtime: after
+// 2^48 - 256 creations (a year at ten million creations a second) the table refuses new handles.
 #pragma once
 
 #include <cstdint>
@@ -10,15 +16,30 @@
 
 namespace kupl::api {
 
+static_assert(sizeof(void *) == 8, "handles pack a generation, an id and a tag into 64 bits");
+
 template <typename T> class HandleTable {
   public:
-    // `tag` (1..15) marks the kind, so a queue handle passed as an event is rejected too.
-    explicit HandleTable(std::uintptr_t tag) : tag_(tag) {}
+    static constexpr unsigned kTagBits = 4;
+    static constexpr unsigned kIdBits = 48;
+    static constexpr std::uint64_t kGenerationMask = (std::uint64_t{1} << (64 - kIdBits - kTagBits)) - 1;
+    static constexpr std::uint64_t kFirstId = 0x100;
+    static constexpr std::uint64_t kLastId = (std::uint64_t{1} << kIdBits) - 1;
 
+    // `tag` (1..15) marks the kind, so a queue handle passed as an event is rejected too.
+    // `generation` is the runtime's (see runtime.cpp); only its low 12 bits are used.
+    HandleTable(std::uintptr_t tag, std::uint64_t generation)
+        : tag_(tag), generation_bits_((generation & kGenerationMask) << (kIdBits + kTagBits)) {}
+
+    // A new handle for object, or nullptr when the ids are exhausted. May throw std::bad_alloc
+    // (then nothing is added).
     void *add(std::shared_ptr<T> object) {
         std::lock_guard<std::mutex> lock(mutex_);
-        const std::uintptr_t handle = (next_id_++ << 4) | tag_;
+        if (next_id_ > kLastId)
+            return nullptr;
+        const std::uintptr_t handle = generation_bits_ | (next_id_ << kTagBits) | tag_;
         objects_.emplace(handle, std::move(object));
+        ++next_id_; // only once the object is in: a failed add wastes no id
         return reinterpret_cast<void *>(handle);
     }
     std::shared_ptr<T> find(const void *handle) const {
@@ -46,8 +67,9 @@ template <typename T> class HandleTable {
 
   private:
     const std::uintptr_t tag_;
+    const std::uintptr_t generation_bits_;
     mutable std::mutex mutex_;
-    std::uintptr_t next_id_ = 0x100; // guarded by mutex_
+    std::uint64_t next_id_ = kFirstId; // guarded by mutex_
     std::unordered_map<std::uintptr_t, std::shared_ptr<T>> objects_;
 };
 

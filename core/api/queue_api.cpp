@@ -3,11 +3,11 @@
 #include "kupl_ext.h"
 
 #include <cstring>
-#include <string>
 
 using kupl::api::fail;
 using kupl::api::find_event;
 using kupl::api::find_queue;
+using kupl::api::guarded;
 using kupl::api::runtime_for;
 
 namespace {
@@ -24,7 +24,10 @@ kupl_queue_h create_queue(const char *function, int priority) {
         return nullptr;
     }
     auto queue = std::make_shared<kupl::sched::Queue>(*runtime->engine, priority, false);
-    return static_cast<kupl_queue_h>(runtime->queues.add(std::move(queue)));
+    void *handle = runtime->queues.add(std::move(queue));
+    if (handle == nullptr)
+        fail(function, "no queue handles left (ids are never reused)");
+    return static_cast<kupl_queue_h>(handle);
 }
 
 int submit_function(const char *function, kupl_queue_h queue, std::function<void()> body) {
@@ -62,9 +65,8 @@ int order_after_event(const char *function, kupl_queue_h queue, kupl_event_h eve
     if (!block)
         return KUPL_OK;
     target->wait_for(ticket);
-    std::string why;
-    if (awaited->failed(&why))
-        return fail(function, "the awaited work failed: %s", why.c_str());
+    if (const char *why = awaited->error())
+        return fail(function, "the awaited work failed: %s", why);
     return KUPL_OK;
 }
 
@@ -73,101 +75,119 @@ int order_after_event(const char *function, kupl_queue_h queue, kupl_event_h eve
 extern "C" {
 
 kupl_queue_h kupl_queue_create(void) {
-    return create_queue(__func__, 0);
+    return guarded(__func__, kupl_queue_h{nullptr},
+                   [](const char *function) { return create_queue(function, 0); });
 }
 
 kupl_queue_h kupl_queue_create_with_priority(int priority) {
-    return create_queue(__func__, priority);
+    return guarded(__func__, kupl_queue_h{nullptr},
+                   [&](const char *function) { return create_queue(function, priority); });
 }
 
 int kupl_get_queue_priority_range(int *least, int *greatest) {
-    if (least == nullptr || greatest == nullptr)
-        return fail(__func__, "%s is NULL", least == nullptr ? "least_priority" : "greatest_priority");
-    *least = least_priority;
-    *greatest = greatest_priority;
-    return KUPL_OK;
+    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+        if (least == nullptr || greatest == nullptr)
+            return fail(function, "%s is NULL", least == nullptr ? "least_priority" : "greatest_priority");
+        *least = least_priority;
+        *greatest = greatest_priority;
+        return KUPL_OK;
+    });
 }
 
 void kupl_queue_destroy(kupl_queue_h queue) {
-    kupl::Runtime *runtime = runtime_for(__func__);
-    if (runtime == nullptr)
-        return;
-    auto target = find_queue(*runtime, queue, __func__);
-    if (target == nullptr)
-        return;
-    if (runtime->is_acquired(queue)) {
-        fail(__func__, "queue %p belongs to the runtime (kupl_queue_acquire) and is not destroyed",
-             static_cast<void *>(queue));
-        return;
-    }
-    if (target->called_from_own_item()) {
-        fail(__func__, "a queue cannot be destroyed from one of its own items (it would wait for itself)");
-        return;
-    }
-    target->wait_all(); // KUPL destroys after the pending work is done
-    runtime->queues.remove(queue);
+    guarded(__func__, [&](const char *function) {
+        kupl::Runtime *runtime = runtime_for(function);
+        if (runtime == nullptr)
+            return;
+        auto target = find_queue(*runtime, queue, function);
+        if (target == nullptr)
+            return;
+        if (runtime->is_acquired(queue)) {
+            fail(function, "queue %p belongs to the runtime (kupl_queue_acquire) and is not destroyed",
+                 static_cast<void *>(queue));
+            return;
+        }
+        if (target->called_from_own_item()) {
+            fail(function,
+                 "a queue cannot be destroyed from one of its own items (it would wait for itself)");
+            return;
+        }
+        target->wait_all(); // KUPL destroys after the pending work is done
+        runtime->queues.remove(queue);
+    });
 }
 
 int kupl_queue_wait(kupl_queue_h queue) {
-    kupl::Runtime *runtime = runtime_for(__func__);
-    if (runtime == nullptr)
-        return KUPL_ERROR;
-    auto target = find_queue(*runtime, queue, __func__);
-    if (target == nullptr)
-        return KUPL_ERROR;
-    if (target->called_from_own_item())
-        return fail(__func__, "waiting on a queue from one of its own items would deadlock");
-    if (!target->wait_all())
-        return fail(__func__, "work on the queue failed since the previous wait");
-    return KUPL_OK;
+    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+        kupl::Runtime *runtime = runtime_for(function);
+        if (runtime == nullptr)
+            return KUPL_ERROR;
+        auto target = find_queue(*runtime, queue, function);
+        if (target == nullptr)
+            return KUPL_ERROR;
+        if (target->called_from_own_item())
+            return fail(function, "waiting on a queue from one of its own items would deadlock");
+        if (!target->wait_all())
+            return fail(function, "work on the queue failed since the previous wait");
+        return KUPL_OK;
+    });
 }
 
 int kupl_queue_wait_event(kupl_queue_h queue, kupl_event_h event) {
-    return order_after_event(__func__, queue, event, true);
+    return guarded(__func__, KUPL_ERROR,
+                   [&](const char *function) { return order_after_event(function, queue, event, true); });
 }
 
 int kuplx_queue_wait_event_async(kupl_queue_h queue, kupl_event_h event) {
-    return order_after_event(__func__, queue, event, false);
+    return guarded(__func__, KUPL_ERROR,
+                   [&](const char *function) { return order_after_event(function, queue, event, false); });
 }
 
 int kupl_queue_submit(kupl_queue_h queue, kupl_queue_item_desc_t *desc) {
-    if (desc == nullptr)
-        return fail(__func__, "desc is NULL");
-    if (desc->func == nullptr)
-        return fail(__func__, "desc->func is NULL");
-    kupl_queue_item_func_t func = desc->func;
-    if ((desc->field_mask & KUPL_QUEUE_ITEM_DESC_FIELD_ARGS_SIZE) != 0 && desc->args_size != 0) {
-        if (desc->args == nullptr)
-            return fail(__func__, "desc->args is NULL but args_size is %zu", desc->args_size);
-        // By value: the caller may reuse its args as soon as this returns.
-        auto copy = std::shared_ptr<std::max_align_t[]>(
-            new std::max_align_t[(desc->args_size + sizeof(std::max_align_t) - 1) /
-                                 sizeof(std::max_align_t)]);
-        std::memcpy(copy.get(), desc->args, desc->args_size);
-        return submit_function(__func__, queue, [func, copy] { func(copy.get()); });
-    }
-    void *args = desc->args;
-    return submit_function(__func__, queue, [func, args] { func(args); });
+    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+        if (desc == nullptr)
+            return fail(function, "desc is NULL");
+        if (desc->func == nullptr)
+            return fail(function, "desc->func is NULL");
+        kupl_queue_item_func_t func = desc->func;
+        if ((desc->field_mask & KUPL_QUEUE_ITEM_DESC_FIELD_ARGS_SIZE) != 0 && desc->args_size != 0) {
+            if (desc->args == nullptr)
+                return fail(function, "desc->args is NULL but args_size is %zu", desc->args_size);
+            // By value: the caller may reuse its args as soon as this returns. (Rounded up without
+            // overflow: an absurd args_size fails to allocate instead of wrapping to a small one.)
+            constexpr std::size_t unit = sizeof(std::max_align_t);
+            const std::size_t units = desc->args_size / unit + (desc->args_size % unit != 0 ? 1 : 0);
+            auto copy = std::shared_ptr<std::max_align_t[]>(new std::max_align_t[units]);
+            std::memcpy(copy.get(), desc->args, desc->args_size);
+            return submit_function(function, queue, [func, copy] { func(copy.get()); });
+        }
+        void *args = desc->args;
+        return submit_function(function, queue, [func, args] { func(args); });
+    });
 }
 
 kupl_queue_h kupl_queue_acquire(int index) {
-    kupl::Runtime *runtime = runtime_for(__func__);
-    if (runtime == nullptr)
-        return nullptr;
-    if (index < KUPL_ASYNC_SYNC) {
-        fail(__func__, "index %d is negative (only KUPL_ASYNC_SYNC = -1 is allowed)", index);
-        return nullptr;
-    }
-    return static_cast<kupl_queue_h>(runtime->acquire_queue(index));
+    return guarded(__func__, kupl_queue_h{nullptr}, [&](const char *function) -> kupl_queue_h {
+        kupl::Runtime *runtime = runtime_for(function);
+        if (runtime == nullptr)
+            return nullptr;
+        if (index < KUPL_ASYNC_SYNC) {
+            fail(function, "index %d is negative (only KUPL_ASYNC_SYNC = -1 is allowed)", index);
+            return nullptr;
+        }
+        return static_cast<kupl_queue_h>(runtime->acquire_queue(index));
+    });
 }
 
 int kupl_queue_wait_all(void) {
-    kupl::Runtime *runtime = runtime_for(__func__);
-    if (runtime == nullptr)
-        return KUPL_ERROR;
-    if (!runtime->wait_acquired())
-        return fail(__func__, "work on an acquired queue failed since its previous wait");
-    return KUPL_OK;
+    return guarded(__func__, KUPL_ERROR, [](const char *function) {
+        kupl::Runtime *runtime = runtime_for(function);
+        if (runtime == nullptr)
+            return KUPL_ERROR;
+        if (!runtime->wait_acquired())
+            return fail(function, "work on an acquired queue failed since its previous wait");
+        return KUPL_OK;
+    });
 }
 
 } // extern "C"
@@ -175,9 +195,11 @@ int kupl_queue_wait_all(void) {
 namespace kupl {
 
 int queue_submit(kupl_queue_h queue, kupl_queue_item_desc_t *, const std::function<void(void)> &func) {
-    if (!func)
-        return fail(__func__, "func is empty");
-    return submit_function("kupl::queue_submit", queue, func);
+    return guarded("kupl::queue_submit", KUPL_ERROR, [&](const char *function) {
+        if (!func)
+            return fail(function, "func is empty");
+        return submit_function(function, queue, func);
+    });
 }
 
 } // namespace kupl

@@ -49,9 +49,11 @@ class CopyBackend {
     // Copies at least this large bypass the caches (0 if the backend has no such mode).
     virtual std::size_t nt_threshold() const { return 0; }
 
-    // Starts the copy; `done` is called exactly once, from any thread (possibly before submit
-    // returns). The descriptor has been validated; width and height are non-zero.
-    virtual void submit(const CopyDescriptor &copy, CopyCompletion *done) = 0;
+    // Starts the copy and returns nullptr; `done` is then called exactly once, from any thread
+    // (possibly before submit returns). Or refuses it and returns why (static text; e.g. out of
+    // memory), and never calls `done`. The descriptor has been validated; width and height are
+    // non-zero.
+    virtual const char *submit(const CopyDescriptor &copy, CopyCompletion *done) = 0;
 
     // Lets a thread that is about to block in a wait do queued copy work itself. Returns true if
     // it did some. A hardware backend returns false.

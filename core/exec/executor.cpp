@@ -4,6 +4,8 @@
 #include "support/worker_loop.h"
 
 #include <algorithm>
+#include <new>
+#include <stdexcept>
 #include <system_error>
 
 namespace kupl::exec {
@@ -21,29 +23,48 @@ std::uint64_t patience_ns(int extra_threads) {
 } // namespace
 
 Executor::Executor(int num_threads, unsigned spin_us, support::Counters &counters, int max_threads)
-    : base_threads_(std::max(1, num_threads)),
-      max_threads_(max_threads > 0 ? std::max(max_threads, base_threads_) : std::max(256, 4 * base_threads_)),
-      spin_us_(spin_us), counters_(counters) {
-    {
-        std::lock_guard<std::mutex> lock(threads_mutex_);
-        threads_.reserve(static_cast<std::size_t>(base_threads_));
-        for (int i = 0; i < base_threads_; ++i)
-            start_thread();
+    : requested_max_threads_(max_threads), spin_us_(spin_us), counters_(counters) {
+    if (add_threads(std::max(1, num_threads)) == 0)
+        throw std::runtime_error("no executor thread could be started");
+    try {
+        monitor_ = std::thread([this] { run_monitor(); });
+    } catch (const std::system_error &) {
+        // Without it the pool does not grow: items that wait for each other may then wait long.
+        support::notice("the executor's monitor thread could not start: the pool of %d will not grow",
+                        this->num_threads());
     }
-    monitor_ = std::thread([this] { run_monitor(); });
+}
+
+int Executor::add_threads(int count) {
+    std::lock_guard<std::mutex> lock(threads_mutex_);
+    int started = 0;
+    while (started < count && start_thread())
+        ++started;
+    base_threads_.fetch_add(started, std::memory_order_seq_cst);
+    return started;
+}
+
+int Executor::max_threads() const {
+    const int base = base_threads_.load(std::memory_order_relaxed);
+    return requested_max_threads_ > 0 ? std::max(requested_max_threads_, base) : std::max(256, 4 * base);
 }
 
 Executor::~Executor() {
     shutdown();
 }
 
-void Executor::start_thread() {
-    threads_.emplace_back([this] {
-        support::run_worker_loop([this] { return try_run_one(); },
-                                 [this] { return task_count_.load(std::memory_order_relaxed) != 0; },
-                                 stopping_, idle_, spin_us_, counters_);
+bool Executor::start_thread() {
+    const int started = support::start_threads(threads_, 1, [this](int) {
+        return [this] {
+            support::run_worker_loop([this] { return try_run_one(); },
+                                     [this] { return task_count_.load(std::memory_order_relaxed) != 0; },
+                                     stopping_, idle_, spin_us_, counters_);
+        };
     });
+    if (started == 0)
+        return false;
     live_.fetch_add(1, std::memory_order_seq_cst);
+    return true;
 }
 
 void Executor::stop_monitor() {
@@ -71,11 +92,16 @@ bool Executor::starved() const {
     return pending > free;
 }
 
-void Executor::post(std::function<void()> task) {
-    unfinished_.fetch_add(1, std::memory_order_seq_cst);
+bool Executor::post(std::function<void()> task) {
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        tasks_.push_back(std::move(task));
+        try {
+            tasks_.push_back(std::move(task));
+        } catch (const std::bad_alloc &) {
+            return false; // nothing changed: the caller settles the item with an error
+        }
+        // Counted before any thread can take it (they take under mutex_).
+        unfinished_.fetch_add(1, std::memory_order_seq_cst);
         task_count_.fetch_add(1, std::memory_order_seq_cst);
     }
     if (idle_.notify(false))
@@ -84,8 +110,10 @@ void Executor::post(std::function<void()> task) {
     // unless a waiting thread lent its slot: that is filled at once).
     if (starved() &&
         (!monitor_watching_.load(std::memory_order_seq_cst) ||
-         live_.load(std::memory_order_seq_cst) - waiting_.load(std::memory_order_seq_cst) < base_threads_))
+         live_.load(std::memory_order_seq_cst) - waiting_.load(std::memory_order_seq_cst) <
+             base_threads_.load(std::memory_order_seq_cst)))
         monitor_wakeups_.notify(false);
+    return true;
 }
 
 void Executor::begin_wait() {
@@ -130,7 +158,8 @@ void Executor::run_monitor() {
         }
         monitor_wakeups_.cancel_wait();
         const int live = live_.load(std::memory_order_seq_cst);
-        const bool slot_lent = live - waiting_.load(std::memory_order_seq_cst) < base_threads_;
+        const int base = base_threads_.load(std::memory_order_seq_cst);
+        const bool slot_lent = live - waiting_.load(std::memory_order_seq_cst) < base;
         const std::uint64_t now = support::now_ns();
         const std::uint64_t taken = taken_.load(std::memory_order_seq_cst);
         if (!watching || taken != window_taken) {
@@ -138,19 +167,18 @@ void Executor::run_monitor() {
             window_start = now;
             window_taken = taken;
         }
-        const std::uint64_t patience = patience_ns(live - base_threads_);
-        if (live < max_threads_ && (slot_lent || now - window_start >= patience)) {
-            bool added = false;
-            try {
+        const std::uint64_t patience = patience_ns(live - base);
+        if (live < max_threads() && (slot_lent || now - window_start >= patience)) {
+            bool added;
+            {
                 std::lock_guard<std::mutex> lock(threads_mutex_);
-                start_thread();
-                added = true;
+                added = start_thread();
+            }
+            if (added)
                 support::log(support::LogLevel::debug, "executor: %d threads (%s)", live + 1,
                              slot_lent ? "a thread waits in a kupl call" : "pending work found no thread");
-            } catch (const std::system_error &e) {
-                // Keep watching: try again after another patience period, never in a loop.
-                support::log(support::LogLevel::warn, "executor: cannot add a thread: %s", e.what());
-            }
+            else // keep watching: try again after another patience period, never in a loop
+                support::log(support::LogLevel::warn, "executor: the system refused another thread");
             if (added) {
                 watching = false;
                 continue;

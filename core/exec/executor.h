@@ -29,14 +29,18 @@ namespace kupl::exec {
 
 class Executor {
   public:
-    // At most max_threads threads (0: a default of max(256, 4 × num_threads)).
+    // Starts num_threads threads, or as many as the system allows (at least one, else it throws).
+    // The pool grows to at most max_threads (0: max(256, 4 × the threads configured so far)).
     Executor(int num_threads, unsigned spin_us, support::Counters &counters, int max_threads = 0);
     ~Executor();
     Executor(const Executor &) = delete;
     Executor &operator=(const Executor &) = delete;
 
-    // The configured number of threads (the pool may have grown beyond it; see live_threads()).
-    int num_threads() const { return base_threads_; }
+    // Starts up to `count` more configured threads, as many as the system allows; returns how
+    // many started. Only at the runtime's start-up, before the executor is shared.
+    int add_threads(int count);
+    // The configured threads that started (the pool may have grown beyond; see live_threads()).
+    int num_threads() const { return base_threads_.load(std::memory_order_relaxed); }
     int live_threads() const { return live_.load(std::memory_order_relaxed); }
     // Executor threads running a task now or about to (a posted task whose thread is still
     // waking up counts: it will want a core in a moment). Threads blocked in a wait do not.
@@ -49,8 +53,9 @@ class Executor {
     // True when every posted task has run to its end (exact, unlike busy()), not counting the
     // task that is calling (a host item may call exit()).
     bool idle() const;
-    // Runs task on one of the executor threads, in no particular order with other posts.
-    void post(std::function<void()> task);
+    // Runs task on one of the executor threads, in no particular order with other posts. Returns
+    // false, and runs nothing, if there is no memory to queue it.
+    bool post(std::function<void()> task);
     // Around a blocking wait (kupl_queue_wait, kupl_event_wait, ...): when the calling thread is
     // one of ours, running a task, its slot is lent to pending work for the wait's duration.
     void begin_wait();
@@ -65,14 +70,15 @@ class Executor {
 
   private:
     bool try_run_one();
-    void start_thread(); // threads_mutex_ held
+    bool start_thread(); // threads_mutex_ held; false if the system refused the thread
+    int max_threads() const;
     void run_monitor();
     // Pending tasks outnumber the threads free to take them.
     bool starved() const;
     void stop_monitor();
 
-    const int base_threads_;
-    const int max_threads_;
+    std::atomic<int> base_threads_{0}; // configured threads started (the monitor reads it)
+    const int requested_max_threads_;
     unsigned spin_us_;
     support::Counters &counters_;
     std::mutex mutex_;

@@ -18,6 +18,15 @@ void Op::copy_done(const char *why) {
     engine->finish(*this);
 }
 
+void Op::event_complete() {
+    engine->finish(*this);
+}
+
+Op::~Op() {
+    if (signal != nullptr && signal_generation != 0)
+        signal->complete(signal_generation, "the work was not accepted (the runtime ran out of memory)");
+}
+
 Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend> backend,
                std::unique_ptr<exec::Executor> executor, int num_cores, support::Counters &counters,
                support::FaultInjector &faults)
@@ -48,7 +57,10 @@ bool Engine::start(Op &op) {
             copy_now(op.copy);
             return true;
         }
-        backend_->submit(op.copy, &op);
+        if (const char *refused = backend_->submit(op.copy, &op)) {
+            op.error = refused;
+            return true;
+        }
         return false;
     }
     case Op::Kind::host_function:
@@ -59,10 +71,15 @@ bool Engine::start(Op &op) {
     case Op::Kind::record:
         return true;
     case Op::Kind::wait_event: {
-        // The continuation may finish (and free) op on another thread before when_complete()
-        // returns, so the event is held by a reference of our own, not through op.
+        // A satisfied wait finishes here, returning true: finished through when_complete() it
+        // would retire itself and start the next op from inside this call, and a long run of
+        // satisfied waits would nest one drain per op until the stack overflows.
+        if (op.awaited->is_complete(op.awaited_generation))
+            return true;
+        // The op may be finished (and freed) on another thread before when_complete() returns,
+        // so the event is held by a reference of our own, not through op.
         std::shared_ptr<Event> awaited = op.awaited;
-        awaited->when_complete(op.awaited_generation, [&op] { op.engine->finish(op); });
+        awaited->when_complete(op.awaited_generation, &op);
         return false;
     }
     }
@@ -87,8 +104,10 @@ void Engine::settle(Op &op, const char *record_error) {
     } else if (op.kind == Op::Kind::host_function) {
         support::bump(counters_.host_items);
     }
-    if (op.signal != nullptr)
-        op.signal->complete(op.signal_generation, op.kind == Op::Kind::record ? record_error : op.error);
+    if (op.signal != nullptr) {
+        const std::shared_ptr<Event> signal = std::move(op.signal); // settled: ~Op leaves it alone
+        signal->complete(op.signal_generation, op.kind == Op::Kind::record ? record_error : op.error);
+    }
 }
 
 const char *Engine::run_now(Op &op) {
@@ -96,8 +115,10 @@ const char *Engine::run_now(Op &op) {
     case Op::Kind::copy:
         // A synchronous copy, counted by copy_and_wait: only the event is left to complete.
         op.error = copy_and_wait(op.copy);
-        if (op.signal != nullptr)
-            op.signal->complete(op.signal_generation, op.error);
+        if (op.signal != nullptr) {
+            const std::shared_ptr<Event> signal = std::move(op.signal); // settled: ~Op leaves it alone
+            signal->complete(op.signal_generation, op.error);
+        }
         return op.error;
     case Op::Kind::host_function:
         op.function();
@@ -153,7 +174,11 @@ const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
             }
         };
         auto *completion = new Completion;
-        backend_->submit(copy, completion);
+        if (const char *refused = backend_->submit(copy, completion)) {
+            delete completion;
+            support::bump(counters_.copies_failed);
+            return refused;
+        }
         block_until([completion] { return completion->done.load(std::memory_order_acquire); },
                     completion->wakeups);
         completion->release();

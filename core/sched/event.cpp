@@ -9,34 +9,37 @@ std::uint64_t Event::begin_record() {
     const std::uint64_t recorded = recorded_.load(std::memory_order_relaxed);
     if (recorded > completed_.load(std::memory_order_relaxed))
         return 0;
-    failed_ = false;
-    error_.clear();
+    error_ = nullptr;
     recorded_.store(recorded + 1, std::memory_order_release);
     return recorded + 1;
 }
 
-void Event::complete(std::uint64_t generation, const char *error) {
-    std::vector<std::function<void()>> ready;
+void Event::complete(std::uint64_t generation, const char *error) noexcept {
+    EventWaiter *ready = nullptr;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (error != nullptr) {
-            failed_ = true;
+        if (error != nullptr)
             error_ = error;
-        }
         completed_.store(generation, std::memory_order_seq_cst);
-        auto it = continuations_.begin();
-        while (it != continuations_.end()) {
-            if (it->first <= generation) {
-                ready.push_back(std::move(it->second));
-                it = continuations_.erase(it);
+        // Move the waiters of this or an earlier record to `ready`, keeping the others.
+        EventWaiter **link = &waiters_;
+        while (*link != nullptr) {
+            EventWaiter *waiter = *link;
+            if (waiter->awaited_ <= generation) {
+                *link = waiter->next_;
+                waiter->next_ = ready;
+                ready = waiter;
             } else {
-                ++it;
+                link = &waiter->next_;
             }
         }
     }
     completions_.notify(true);
-    for (auto &fn : ready)
-        fn();
+    while (ready != nullptr) {
+        EventWaiter *waiter = ready;
+        ready = waiter->next_; // read first: the waiter may be gone once it has run
+        waiter->event_complete();
+    }
 }
 
 int Event::status() const {
@@ -47,15 +50,17 @@ int Event::status() const {
                                                                   : KUPL_EVENT_STATUS_SUBMITTED;
 }
 
-void Event::when_complete(std::uint64_t generation, std::function<void()> fn) {
+void Event::when_complete(std::uint64_t generation, EventWaiter *waiter) noexcept {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (completed_.load(std::memory_order_relaxed) < generation) {
-            continuations_.emplace_back(generation, std::move(fn));
+            waiter->awaited_ = generation;
+            waiter->next_ = waiters_;
+            waiters_ = waiter;
             return;
         }
     }
-    fn();
+    waiter->event_complete();
 }
 
 void Event::set_record_queue(std::uint64_t generation, const void *queue) {
@@ -69,11 +74,9 @@ const void *Event::record_queue(std::uint64_t generation) const {
     return record_queue_generation_ == generation ? record_queue_ : nullptr;
 }
 
-bool Event::failed(std::string *why) const {
+const char *Event::error() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (why != nullptr)
-        *why = error_;
-    return failed_;
+    return error_;
 }
 
 } // namespace kupl::sched

@@ -1,25 +1,39 @@
 // An event: a sequence of records, each completed by the work before it. Only one record is
 // outstanding at a time (recording a SUBMITTED event is an error), so generations complete in order.
+// Completing a record and waiting for one allocate nothing: work that was accepted must be able to
+// finish when memory has run out.
 #pragma once
 
 #include "support/parking.h"
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <mutex>
-#include <string>
-#include <utility>
-#include <vector>
 
 namespace kupl::sched {
+
+// Something that continues once a record of an event is complete (an op waiting for the event).
+// The waiter provides its own storage, so waiting cannot fail for lack of memory.
+class EventWaiter {
+  public:
+    // Called once, from the thread that completes the record (or from when_complete()).
+    virtual void event_complete() = 0;
+
+  protected:
+    ~EventWaiter() = default;
+
+  private:
+    friend class Event;
+    std::uint64_t awaited_ = 0;
+    EventWaiter *next_ = nullptr; // in the event's list of waiters
+};
 
 class Event {
   public:
     // Starts a new record and returns its generation (> 0), or 0 if the last one is not complete.
     std::uint64_t begin_record();
-    // Completes record `generation`; error is nullptr on success.
-    void complete(std::uint64_t generation, const char *error);
+    // Completes record `generation`; error (static text) is nullptr on success.
+    void complete(std::uint64_t generation, const char *error) noexcept;
 
     // KUPL_EVENT_STATUS_CREATED / SUBMITTED / COMPLETE.
     int status() const;
@@ -27,14 +41,15 @@ class Event {
     bool is_complete(std::uint64_t generation) const {
         return completed_.load(std::memory_order_acquire) >= generation;
     }
-    // Runs fn once record `generation` is complete: now, on this thread, if it already is.
-    void when_complete(std::uint64_t generation, std::function<void()> fn);
+    // Calls waiter->event_complete() once record `generation` is complete: now, on this thread,
+    // if it already is.
+    void when_complete(std::uint64_t generation, EventWaiter *waiter) noexcept;
+    // Why the latest completed record failed (static text), or nullptr if it did not.
+    const char *error() const;
     // The queue record `generation` was enqueued on (an identity, never dereferenced), or
     // nullptr if it is not known (another record, or not on an ordinary queue).
     void set_record_queue(std::uint64_t generation, const void *queue);
     const void *record_queue(std::uint64_t generation) const;
-    // True if the latest completed record failed; *why gets the reason.
-    bool failed(std::string *why) const;
 
     support::EventCount &completions() { return completions_; }
 
@@ -42,9 +57,8 @@ class Event {
     mutable std::mutex mutex_;
     std::atomic<std::uint64_t> recorded_{0};  // written under mutex_
     std::atomic<std::uint64_t> completed_{0}; // written under mutex_
-    bool failed_ = false;
-    std::string error_;
-    std::vector<std::pair<std::uint64_t, std::function<void()>>> continuations_;
+    const char *error_ = nullptr;             // guarded by mutex_
+    EventWaiter *waiters_ = nullptr;          // guarded by mutex_
     std::uint64_t record_queue_generation_ = 0; // guarded by mutex_
     const void *record_queue_ = nullptr;        // guarded by mutex_
     support::EventCount completions_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "copy/backend.h"
+#include "sched/event.h"
 
 #include <cstdint>
 #include <functional>
@@ -11,19 +12,26 @@
 namespace kupl::sched {
 
 class Engine;
-class Event;
 class Queue;
 
-struct Op final : copy::CopyCompletion {
+// Everything an op needs once accepted is allocated with it (the engine allocates nothing on the
+// way), so accepted work completes even when memory has run out.
+struct Op final : copy::CopyCompletion, EventWaiter {
     enum class Kind { copy, host_function, record, wait_event };
 
     explicit Op(Kind k) : kind(k) {}
+    Op(const Op &) = delete;
+    Op &operator=(const Op &) = delete;
+    // An op dropped before it was accepted (its submitting call failed, e.g. for lack of memory)
+    // still settles the record it began, with an error: every record completes.
+    ~Op();
 
     Kind kind;
     copy::CopyDescriptor copy;      // Kind::copy
     std::function<void()> function; // Kind::host_function (owns a by-value copy of its args)
 
-    // Completed when this op finishes (the copy's event, or the recorded event).
+    // Completed when this op finishes (the copy's event, or the recorded event); reset once
+    // settled (Engine::settle).
     std::shared_ptr<Event> signal;
     std::uint64_t signal_generation = 0;
     // Kind::wait_event: the op finishes when this record of the event completes.
@@ -35,6 +43,7 @@ struct Op final : copy::CopyCompletion {
     const char *error = nullptr; // why it failed (static text), nullptr if it did not
 
     void copy_done(const char *why) override;
+    void event_complete() override; // Kind::wait_event: the awaited record is complete
 };
 
 } // namespace kupl::sched

@@ -108,15 +108,22 @@ void Queue::drain() {
             head = ops_.front().get();
         }
         if (head->kind == Op::Kind::host_function) {
-            // Runs on an executor thread; marks that thread as inside this queue's item.
-            engine_.executor().post([head, self = shared_from_this()] {
+            // Runs on an executor thread; marks that thread as inside this queue's item. Captures
+            // one pointer only, so the std::function needs no memory of its own (head->queue keeps
+            // the queue alive).
+            const bool posted = engine_.executor().post([head] {
                 {
-                    ItemScope scope(self.get(), 0);
+                    ItemScope scope(head->queue.get(), 0);
                     head->function();
                 }
                 head->engine->finish(*head);
             });
-            return;
+            if (posted)
+                return;
+            head->error = "out of memory for queueing the host function (it did not run)";
+            if (!retire_head())
+                return;
+            continue;
         }
         if (!engine_.start(*head))
             return; // head_finished() continues from the thread that finishes it

@@ -39,3 +39,19 @@ void log(LogLevel level, const char *format, ...) {
 }
 
 } // namespace kupl::support
+
+namespace kupl::support {
+
+void notice(const char *format, ...) {
+    const char *level = std::getenv("KUPL_LOG_LEVEL");
+    if (level != nullptr && level[0] == '0' && level[1] == '\0')
+        return;
+    char message[512];
+    va_list args;
+    va_start(args, format);
+    std::vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    std::fprintf(stderr, "kupl: %s\n", message);
+}
+
+} // namespace kupl::support

@@ -14,3 +14,12 @@ bool log_enabled(LogLevel level);
 void log(LogLevel level, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 } // namespace kupl::support
+
+namespace kupl::support {
+
+// Prints "kupl: <message>" on stderr whatever KUPL_LOG_LEVEL says, unless it is set to 0: for
+// the few conditions a user must hear about without asking (the runtime runs with fewer threads
+// than it was configured for).
+void notice(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+} // namespace kupl::support

@@ -9,7 +9,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <new>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -64,6 +66,23 @@ void run_worker_loop(TryRun try_run, HasWork has_work, const std::atomic<bool> &
         bump(counters.worker_parks);
         idle.parked.commit_wait(key);
     }
+}
+
+// Starts up to `count` threads into `threads`, the i-th running make_body(i)(). Stops at the first
+// the system refuses (too many threads for ulimit -u, no address space left for a stack) instead
+// of throwing, so the caller can run with the threads that did start. Returns how many started.
+template <typename MakeBody>
+int start_threads(std::vector<std::thread> &threads, int count, MakeBody make_body) {
+    for (int i = 0; i < count; ++i) {
+        try {
+            threads.emplace_back(make_body(i));
+        } catch (const std::system_error &) {
+            return i;
+        } catch (const std::bad_alloc &) {
+            return i;
+        }
+    }
+    return count;
 }
 
 // Stops a pool of threads running run_worker_loop: they finish the work they can still find,

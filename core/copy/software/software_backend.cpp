@@ -4,28 +4,39 @@
 #include "topo/topology.h"
 
 #include <algorithm>
+#include <new>
+#include <stdexcept>
 
 namespace kupl::copy {
 
+// One submitted copy. Its pieces are handed out from a cursor, not listed one by one, so a copy
+// that was accepted needs no memory beyond its Job.
 struct SoftwareBackend::Job {
     CopyDescriptor copy;
     CopyCompletion *done;
     RowKernel kernel;
     bool non_temporal;
+    std::size_t units;     // bytes of a 1D copy, rows of a 2D one
+    std::size_t per_piece; // units per piece
     std::atomic<std::size_t> pieces_left;
+    std::size_t next_unit = 0; // the first unit not handed out yet; guarded by mutex_
+    Job *next_job = nullptr;   // the next job of the same priority; guarded by mutex_
 };
 
 SoftwareBackend::SoftwareBackend(const SoftwareBackendOptions &options, const topo::Topology &topology,
                                  support::Counters &counters)
     : options_(options), counters_(counters) {
-    const int count = std::max(1, options.num_channels);
-    placement_.resize(static_cast<std::size_t>(count), "starting");
-    channels_.reserve(static_cast<std::size_t>(count));
-    for (int i = 0; i < count; ++i)
-        channels_.emplace_back([this, i, &topology] { channel_main(i, topology); });
+    const int wanted = std::max(1, options.num_channels);
+    placement_.resize(static_cast<std::size_t>(wanted), "starting");
+    const int started = support::start_threads(channels_, wanted, [this, &topology](int index) {
+        return [this, index, &topology] { channel_main(index, topology); };
+    });
+    if (started == 0)
+        throw std::runtime_error("no copy channel thread could be started");
     // Wait until every channel is placed, so placement queries and first copies see bound threads.
     std::unique_lock<std::mutex> lock(mutex_);
-    placed_.wait(lock, [this, count] { return channels_placed_ == count; });
+    placement_.resize(static_cast<std::size_t>(started)); // the channels write only their own
+    placed_.wait(lock, [this, started] { return channels_placed_ == started; });
 }
 
 SoftwareBackend::~SoftwareBackend() {
@@ -48,10 +59,17 @@ std::string SoftwareBackend::channel_placement(int index) const {
 void SoftwareBackend::channel_main(int index, const topo::Topology &topology) {
     // Channels take the last cores: application threads usually start from core 0.
     const int core = topology.num_cores() - 1 - (index % topology.num_cores());
-    std::string where = topology.place_calling_thread(core, options_.binding);
+    std::string where;
+    try {
+        where = topology.place_calling_thread(core, options_.binding);
+    } catch (const std::bad_alloc &) {
+        // Threads may have taken the last of the address space (the start-up of a runtime under
+        // ulimit -v): an exception here would end the process.
+        where = "unknown"; // short enough to need no memory
+    }
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        placement_[static_cast<std::size_t>(index)] = where;
+        placement_[static_cast<std::size_t>(index)] = std::move(where); // no copy: no memory needed
         ++channels_placed_;
     }
     placed_.notify_all();
@@ -60,13 +78,10 @@ void SoftwareBackend::channel_main(int index, const topo::Topology &topology) {
                              stopping_, idle_, options_.spin_us, counters_);
 }
 
-void SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *done) {
-    unfinished_jobs_.fetch_add(1, std::memory_order_seq_cst);
-    auto *job =
-        new Job{copy, done, select_row_kernel(copy.width, true), copy.bytes() >= options_.nt_threshold, {0}};
-    const std::size_t bytes = copy.cost_bytes();
+const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *done) {
     const bool one_d = copy.height == 1;
     const std::size_t units = one_d ? copy.width : copy.height;
+    const std::size_t bytes = copy.cost_bytes();
     std::size_t pieces = 1;
     if (bytes >= options_.split_threshold) {
         // Several pieces per thread so a channel that is slowed down does not hold up the copy,
@@ -79,16 +94,22 @@ void SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *done) {
     if (one_d)
         per_piece = (per_piece + 63) & ~std::size_t{63}; // whole cache lines per piece
     pieces = (units + per_piece - 1) / per_piece;
-    job->pieces_left.store(pieces, std::memory_order_relaxed);
+    auto *job = new (std::nothrow) Job{
+        copy,      done,    select_row_kernel(copy.width, true), copy.bytes() >= options_.nt_threshold, units,
+        per_piece, {pieces}};
+    if (job == nullptr)
+        return "out of memory for the copy's bookkeeping";
+    unfinished_jobs_.fetch_add(1, std::memory_order_seq_cst);
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        std::deque<Piece> &list = pending_[std::clamp(copy.priority, 0, 3)];
-        for (std::size_t first = 0; first < units; first += per_piece)
-            list.push_back(Piece{job, first, std::min(units, first + per_piece)});
+        JobList &list = pending_[std::clamp(copy.priority, 0, 3)];
+        (list.last != nullptr ? list.last->next_job : list.first) = job;
+        list.last = job;
         pending_count_.fetch_add(pieces, std::memory_order_relaxed);
     }
     if (idle_.notify(pieces > 1))
         support::bump(counters_.worker_wakes);
+    return nullptr;
 }
 
 bool SoftwareBackend::try_run_one() {
@@ -99,12 +120,19 @@ bool SoftwareBackend::try_run_one() {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         int priority = 3;
-        while (priority >= 0 && pending_[priority].empty())
+        while (priority >= 0 && pending_[priority].first == nullptr)
             --priority;
         if (priority < 0)
             return false;
-        piece = pending_[priority].front();
-        pending_[priority].pop_front();
+        JobList &list = pending_[priority];
+        Job *job = list.first;
+        piece = Piece{job, job->next_unit, std::min(job->units, job->next_unit + job->per_piece)};
+        job->next_unit = piece.last;
+        if (job->next_unit == job->units) { // its last piece: the job leaves the list
+            list.first = job->next_job;
+            if (list.first == nullptr)
+                list.last = nullptr;
+        }
         more = pending_count_.fetch_sub(1, std::memory_order_relaxed) > 1;
     }
     if (more && idle_.notify(false)) // a spinner skipped the wake-up for it: pass it on

@@ -10,7 +10,6 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -39,7 +38,7 @@ class SoftwareBackend final : public CopyBackend {
     int num_channels() const override { return static_cast<int>(channels_.size()); }
     std::string channel_placement(int index) const override;
     std::size_t nt_threshold() const override { return options_.nt_threshold; }
-    void submit(const CopyDescriptor &copy, CopyCompletion *done) override;
+    const char *submit(const CopyDescriptor &copy, CopyCompletion *done) override;
     bool help_one() override;
     int busy_threads() const override { return busy_.load(std::memory_order_relaxed); }
     bool idle() const override { return unfinished_jobs_.load(std::memory_order_seq_cst) == 0; }
@@ -48,6 +47,11 @@ class SoftwareBackend final : public CopyBackend {
 
   private:
     struct Job;
+    // Jobs of one priority with pieces not yet handed out, oldest first.
+    struct JobList {
+        Job *first = nullptr;
+        Job *last = nullptr;
+    };
     // Rows [first, last) of a 2D job, or bytes [first, last) of a 1D job (height == 1).
     struct Piece {
         Job *job;
@@ -63,8 +67,8 @@ class SoftwareBackend final : public CopyBackend {
     support::Counters &counters_;
     mutable std::mutex mutex_;
     std::condition_variable placed_;
-    int channels_placed_ = 0;      // guarded by mutex_
-    std::deque<Piece> pending_[4]; // by priority; guarded by mutex_
+    int channels_placed_ = 0; // guarded by mutex_
+    JobList pending_[4];      // by priority; guarded by mutex_
     std::atomic<std::size_t> pending_count_{0};
     std::atomic<bool> stopping_{false};
     std::atomic<int> busy_{0};
