@@ -48,6 +48,9 @@ class Engine {
     }
     template <typename Done, typename Announce>
     void block_until(Done done, support::EventCount &wakeups, Announce announce) {
+        if (done())
+            return;
+        support::bump(counters_.caller_waits);
         const std::uint64_t deadline = support::now_ns() + std::uint64_t{config_.spin_us} * 1000;
         while (!done()) {
             if (may_help() && backend_->help_one())
@@ -62,6 +65,7 @@ class Engine {
                 wakeups.cancel_wait();
                 return;
             }
+            support::bump(counters_.caller_sleeps);
             wakeups.commit_wait(key);
         }
     }
