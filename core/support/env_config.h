@@ -174,7 +174,7 @@ inline std::uint64_t read_size(const char *name, std::uint64_t fallback, std::ui
     if (parse_size(text, value) && value >= min && value <= max)
         return value;
     warn_ignored(name, text,
-                 "a size in " + format_size(min) + ".." + format_size(max) + " (bytes; K, M, G suffixes)",
+                 "a size in " + format_size(min) + ".." + format_size(max) + " (bytes, suffixes K, M, G)",
                  fallback_text ? fallback_text : format_size(fallback));
     return fallback;
 }
