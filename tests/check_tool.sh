@@ -1,9 +1,10 @@
 #!/bin/sh
-# Runs a command-line tool and checks it behaves like an ordinary tool: exit status RC, STREAM
-# (stdout or stderr) matching the extended regex PATTERN on some line, the other stream empty.
-# usage: check_tool.sh RC stdout|stderr PATTERN COMMAND [ARGS...]
+# Runs a command-line tool and checks it behaves like an ordinary tool: exit status RC, a line of
+# stdout matching the extended regex OUT, and every line of stderr matching ERR (at least one).
+# An empty OUT or ERR means that stream must be empty.
+# usage: check_tool.sh RC OUT ERR COMMAND [ARGS...]
 set -u
-want_rc=$1 stream=$2 pattern=$3
+want_rc=$1 out=$2 err=$3
 shift 3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -13,18 +14,24 @@ echo "--- stdout:"
 cat "$dir/stdout"
 echo "--- stderr:"
 cat "$dir/stderr"
-other=stderr
-[ "$stream" = stderr ] && other=stdout
 if [ "$rc" -ne "$want_rc" ]; then
     echo "FAIL: exit status $rc, expected $want_rc"
     exit 1
 fi
-if ! grep -Eq -- "$pattern" "$dir/$stream"; then
-    echo "FAIL: $stream does not match /$pattern/"
+if [ -z "$out" ] && [ -s "$dir/stdout" ]; then
+    echo "FAIL: stdout is not empty"
     exit 1
 fi
-if [ -s "$dir/$other" ]; then
-    echo "FAIL: $other is not empty"
+if [ -n "$out" ] && ! grep -Eq -- "$out" "$dir/stdout"; then
+    echo "FAIL: no line of stdout matches /$out/"
+    exit 1
+fi
+if [ -z "$err" ] && [ -s "$dir/stderr" ]; then
+    echo "FAIL: stderr is not empty"
+    exit 1
+fi
+if [ -n "$err" ] && { [ ! -s "$dir/stderr" ] || grep -Evq -- "$err" "$dir/stderr"; }; then
+    echo "FAIL: stderr is not only lines matching /$err/"
     exit 1
 fi
 echo "PASS"
