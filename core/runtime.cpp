@@ -74,7 +74,8 @@ void print_stats(const support::Counters &c) {
     const std::string p = "[kupl]   ";
     std::string out = "[kupl] pid " + std::to_string(getpid()) + " stats\n";
     out += p + "copies: submitted=" + n(c.copies_submitted) + " inline=" + n(c.copies_inline) +
-           " failed=" + n(c.copies_failed) + " (" + n(c.bytes_copied) + " B copied)\n";
+           " engine=" + n(c.copies_engine) + " failed=" + n(c.copies_failed) + " (" + n(c.bytes_copied) +
+           " B copied)\n";
     out += p + "channel pieces: " + n(c.pieces_executed) + "\n";
     out += p + "host items: " + n(c.host_items) + "\n";
     out += p + "blocking waits: " + n(c.caller_waits) + " (slept " + n(c.caller_sleeps) + ")\n";

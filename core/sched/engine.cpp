@@ -48,6 +48,7 @@ bool Engine::start(Op &op) {
             copy_now(op.copy);
             return true;
         }
+        support::bump(counters_.copies_engine);
         backend_->submit(op.copy, &op);
         return false;
     }
@@ -127,6 +128,7 @@ const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
             }
         };
         auto *completion = new Completion;
+        support::bump(counters_.copies_engine);
         backend_->submit(copy, completion);
         block_until([completion] { return completion->done.load(std::memory_order_acquire); },
                     completion->wakeups);
