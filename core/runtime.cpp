@@ -2,14 +2,18 @@
 
 #include "copy/software/software_backend.h"
 #include "kupl.h"
+#include "support/env_config.h"
 #include "support/log.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <new>
 #include <thread>
+#include <string>
 
 namespace kupl {
 namespace {
@@ -95,14 +99,39 @@ std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const 
                                            topology.num_cores(), counters, faults);
 }
 
+// KUPL_STATS: the counters on stderr, in the style of the MPI interposer's KUPL_MPI_STATS.
+void print_stats(const support::Counters &c) {
+    auto n = [](const std::atomic<std::uint64_t> &v) {
+        return std::to_string(v.load(std::memory_order_relaxed));
+    };
+    const std::string p = "[kupl]   ";
+    std::string out = "[kupl] pid " + std::to_string(getpid()) + " stats\n";
+    out += p + "copies: submitted=" + n(c.copies_submitted) + " inline=" + n(c.copies_inline) +
+           " engine=" + n(c.copies_engine) + " failed=" + n(c.copies_failed) + " (" + n(c.bytes_copied) +
+           " B copied)\n";
+    out += p + "channel pieces: " + n(c.pieces_executed) + "\n";
+    out += p + "host items: " + n(c.host_items) + "\n";
+    out += p + "blocking waits: " + n(c.caller_waits) + " (slept " + n(c.caller_sleeps) + ")\n";
+    out += p + "idle workers: parks=" + n(c.worker_parks) + " wakes=" + n(c.worker_wakes) + "\n";
+    std::fputs(out.c_str(), stderr); // one call: lines of several processes do not interleave
+}
+
 // Runs at process exit (library destructors run after the program's own).
 struct ExitHook {
     ~ExitHook() {
         exiting.store(true);
         Runtime *runtime = current.load();
-        if (runtime != nullptr)
-            runtime->drain_at_exit(); // the object itself stays: late calls from other threads find it
+        if (runtime == nullptr) {
+            stopped.store(true);
+            if (env::read_bool("KUPL_STATS", false))
+                std::fprintf(stderr, "[kupl] pid %d stats: the runtime was not started\n",
+                             static_cast<int>(getpid()));
+            return;
+        }
+        runtime->drain_at_exit(); // the object itself stays: late calls from other threads find it
         stopped.store(true);
+        if (runtime->config.stats)
+            print_stats(runtime->counters);
     }
 } exit_hook;
 

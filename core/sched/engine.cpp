@@ -61,6 +61,7 @@ bool Engine::start(Op &op) {
             op.error = refused;
             return true;
         }
+        support::bump(counters_.copies_engine);
         return false;
     }
     case Op::Kind::host_function:
@@ -179,6 +180,7 @@ const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
             support::bump(counters_.copies_failed);
             return refused;
         }
+        support::bump(counters_.copies_engine);
         block_until([completion] { return completion->done.load(std::memory_order_acquire); },
                     completion->wakeups);
         completion->release();

@@ -51,6 +51,9 @@ class Engine {
     }
     template <typename Done, typename Announce>
     void block_until(Done done, support::EventCount &wakeups, Announce announce) {
+        if (done())
+            return;
+        support::bump(counters_.caller_waits);
         // An executor thread that sleeps here lends its slot to other host items (the item it
         // waits for may be one of them) until the wait is over; a short wait does not.
         struct LentSlot {
@@ -81,6 +84,7 @@ class Engine {
                 wakeups.cancel_wait();
                 return;
             }
+            support::bump(counters_.caller_sleeps);
             wakeups.commit_wait(key);
         }
     }

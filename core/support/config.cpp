@@ -1,81 +1,39 @@
 #include "support/config.h"
 
-#include "support/log.h"
-
-#include <cerrno>
-#include <cstdlib>
-#include <initializer_list>
+#include "support/env_config.h"
 
 namespace kupl::support {
-namespace {
-
-bool parse_size(const char *text, std::size_t &out) {
-    char *end = nullptr;
-    errno = 0;
-    unsigned long long value = std::strtoull(text, &end, 10);
-    if (errno != 0 || end == text)
-        return false;
-    switch (*end) {
-    case 'k':
-    case 'K':
-        value <<= 10;
-        ++end;
-        break;
-    case 'm':
-    case 'M':
-        value <<= 20;
-        ++end;
-        break;
-    case 'g':
-    case 'G':
-        value <<= 30;
-        ++end;
-        break;
-    default:
-        break;
-    }
-    if (*end == 'B' || *end == 'b')
-        ++end;
-    if (*end != '\0')
-        return false;
-    out = static_cast<std::size_t>(value);
-    return true;
-}
-
-// Reads the first of `names` that is set; leaves `value` alone (and warns) if it does not parse.
-template <typename T> void read_number(T &value, std::initializer_list<const char *> names) {
-    for (const char *name : names) {
-        const char *text = std::getenv(name);
-        if (text == nullptr || *text == '\0')
-            continue;
-        std::size_t parsed = 0;
-        if (parse_size(text, parsed))
-            value = static_cast<T>(parsed);
-        else
-            log(LogLevel::warn, "ignoring %s=%s: not a size", name, text);
-        return;
-    }
-}
-
-} // namespace
 
 Config read_config_from_environment() {
+    using env::read_bool;
+    using env::read_integer;
+    using env::read_size;
+    // Ranges: thread counts from 1 to kMaxThreads (a default of 0 means "derive from the
+    // machine"); spins up to 1 s (a longer spin only burns a core); sizes up to env::kMaxBytes.
+    constexpr int kMaxThreads = 1024;
+    constexpr unsigned kMaxSpinUs = 1000000;
     Config config;
-    read_number(config.inline_threshold, {"KUPL_ASYNC_INLINE_THRESHOLD"});
-    read_number(config.mt_threshold, {"KUPL_MEMCPY_MT_THRESHOLD"});
-    read_number(config.sync_threshold, {"KUPL_MEMCPY_SDMA_THRESHOLD", "KUPL_SDMA_MEMCPY_THRESHOLD"});
-    read_number(config.nt_threshold, {"KUPL_NT_THRESHOLD"});
-    read_number(config.num_channels, {"KUPL_NUM_CHANNELS"});
-    read_number(config.num_executors, {"KUPL_NUM_EXECUTORS"});
-    read_number(config.spin_us, {"KUPL_SPIN_US"});
-    read_number(config.executor_spin_us, {"KUPL_EXECUTOR_SPIN_US"});
-    read_number(config.fault_inject, {"KUPL_FAULT_INJECT"});
-    read_number(config.bind_channels, {"KUPL_BIND_CHANNELS"});
-    if (config.bind_channels > 2)
-        config.bind_channels = 2;
-    unsigned helps = config.wait_helps ? 1 : 0;
-    read_number(helps, {"KUPL_WAIT_HELPS"});
-    config.wait_helps = helps != 0;
+    config.inline_threshold = read_size("KUPL_ASYNC_INLINE_THRESHOLD", config.inline_threshold);
+    config.mt_threshold = read_size("KUPL_MEMCPY_MT_THRESHOLD", config.mt_threshold);
+    const char *sync_name = env::first_set({"KUPL_MEMCPY_SDMA_THRESHOLD", "KUPL_SDMA_MEMCPY_THRESHOLD"});
+    config.sync_threshold = read_size(sync_name, config.sync_threshold);
+    config.nt_threshold = read_size("KUPL_NT_THRESHOLD", config.nt_threshold, 0, env::kMaxBytes,
+                                    "the last-level cache size, >= 8M");
+    config.num_channels = static_cast<int>(read_integer("KUPL_NUM_CHANNELS", config.num_channels, 1,
+                                                        kMaxThreads, "threads", "one per core but one"));
+    config.num_executors = static_cast<int>(
+        read_integer("KUPL_NUM_EXECUTORS", config.num_executors, 1, kMaxThreads, "threads", "one per core"));
+    config.spin_us =
+        static_cast<unsigned>(read_integer("KUPL_SPIN_US", config.spin_us, 0, kMaxSpinUs, "microseconds"));
+    config.executor_spin_us = static_cast<unsigned>(
+        read_integer("KUPL_EXECUTOR_SPIN_US", config.executor_spin_us, 0, kMaxSpinUs, "microseconds"));
+    config.fault_inject = static_cast<unsigned>(
+        read_integer("KUPL_FAULT_INJECT", config.fault_inject, 0, 1000000000, "copies to fail"));
+    config.bind_channels = static_cast<unsigned>(
+        read_integer("KUPL_BIND_CHANNELS", config.bind_channels, 0, 2, "0 unbound, 1 NUMA node, 2 one core"));
+    config.wait_helps = read_bool("KUPL_WAIT_HELPS", config.wait_helps);
+    config.stats = read_bool("KUPL_STATS", config.stats);
+    // 0 would mean "split every copy": the smallest split size does that.
     if (config.mt_threshold == 0)
         config.mt_threshold = 1;
     return config;

@@ -35,9 +35,12 @@ struct Config {
     bool wait_helps = true;
     // Copies to fail on purpose, for tests. KUPL_FAULT_INJECT.
     unsigned fault_inject = 0;
+    // Print the counters on stderr at exit. KUPL_STATS (boolean).
+    bool stats = false;
 };
 
-// Reads the environment. Sizes accept K, M and G suffixes (powers of 1024).
+// Reads the environment (support/env_config.h: sizes accept K, M and G suffixes, powers of 1024;
+// a bad or out-of-range value is ignored with one warning line).
 Config read_config_from_environment();
 
 } // namespace kupl::support

@@ -1,23 +1,15 @@
 #include "support/log.h"
 
+#include "support/env_config.h"
+
 #include <cstdarg>
 #include <cstdio>
-#include <cstdlib>
 
 namespace kupl::support {
 
 LogLevel log_level() {
-    static const LogLevel level = [] {
-        const char *text = std::getenv("KUPL_LOG_LEVEL");
-        if (text == nullptr || *text == '\0')
-            return LogLevel::off;
-        int value = std::atoi(text);
-        if (value < 0)
-            value = 0;
-        if (value > 4)
-            value = 4;
-        return static_cast<LogLevel>(value);
-    }();
+    static const LogLevel level = static_cast<LogLevel>(
+        env::read_integer("KUPL_LOG_LEVEL", 0, 0, 4, nullptr, "0 (configuration warnings only)"));
     return level;
 }
 

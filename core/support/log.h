@@ -1,4 +1,5 @@
-// Logging controlled by KUPL_LOG_LEVEL: 0 silent (default), 1 errors, 2 warnings, 3 info, 4 debug.
+// Logging controlled by KUPL_LOG_LEVEL: 1 errors, 2 warnings, 3 info, 4 debug. Unset: nothing but
+// the configuration warnings of support/env_config.h; set to 0: nothing at all.
 #pragma once
 
 namespace kupl::support {

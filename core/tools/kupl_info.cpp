@@ -3,8 +3,37 @@
 #include "kupl_ext.h"
 
 #include <cstdio>
+#include <cstring>
 
-int main() {
+namespace {
+
+void usage(std::FILE *out) {
+    std::fputs("usage: kupl-info [--help] [--version]\n"
+               "  prints the version of libkupl, its copy backend, channels and their placement,\n"
+               "  host executors, thresholds and the topology, as configured by the KUPL_*\n"
+               "  environment variables in effect\n",
+               out);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    if (argc > 1) {
+        if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+            usage(stdout);
+            return 0;
+        }
+        if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+            kupl_version_t version;
+            if (kupl_get_version(&version) != KUPL_OK)
+                return 1;
+            std::printf("kupl-info (%s) %s\n", version.product_name, version.product_version);
+            return 0;
+        }
+        std::fprintf(stderr, "kupl-info: unknown argument '%s'\n", argv[1]);
+        usage(stderr);
+        return 2;
+    }
     kupl_version_t version;
     if (kupl_get_version(&version) != KUPL_OK)
         return 1;

@@ -1,8 +1,9 @@
 #include "stats.h"
 
+#include "config.h"
+
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <new>
 #include <string>
 
@@ -89,8 +90,7 @@ void stats_engine_error() {
 }
 
 bool stats_enabled() {
-    const char *s = std::getenv("KUPL_MPI_STATS");
-    return s && *s && std::string(s) != "0";
+    return config().stats;
 }
 
 void stats_print(int rank) {

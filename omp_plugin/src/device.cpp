@@ -11,6 +11,7 @@
 #include "plugin_log.h"
 #include "region_call.h"
 #include "region_threads.h"
+#include "support/env_config.h"
 
 namespace kupl_omp {
 namespace {
@@ -46,14 +47,11 @@ int32_t copy_now(void *dst, const void *src, int64_t size) {
 
 /// KUPL_OMP_DIRECT_COPY_BYTES, else the engine's synchronous-copy threshold.
 int64_t direct_copy_threshold() {
-    if (const char *text = getenv("KUPL_OMP_DIRECT_COPY_BYTES")) {
-        char *end = nullptr;
-        const long long value = strtoll(text, &end, 10);
-        if (*text && *end == '\0' && value >= 0)
-            return value;
-        report_error("KUPL_OMP_DIRECT_COPY_BYTES='%s' is not a byte count; using the engine's threshold",
-                     text);
-    }
+    constexpr uint64_t kUnset = UINT64_MAX;
+    const uint64_t bytes = kupl::env::read_size("KUPL_OMP_DIRECT_COPY_BYTES", kUnset, 0, kupl::env::kMaxBytes,
+                                                "the engine's sync threshold");
+    if (bytes != kUnset)
+        return static_cast<int64_t>(bytes);
 #ifdef KUPLX_AVAILABLE
     kuplx_engine_info_t engine{};
     return kuplx_get_engine_info(&engine) == KUPL_OK ? static_cast<int64_t>(engine.sync_threshold) : 0;

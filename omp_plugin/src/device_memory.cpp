@@ -10,6 +10,7 @@
 #include "llvm14_abi.h"
 #include "numa_topology.h"
 #include "plugin_log.h"
+#include "support/env_config.h"
 
 namespace kupl_omp {
 namespace {
@@ -29,10 +30,7 @@ void *aligned_malloc(size_t size) {
 // request they get 4 KiB pages. KUPL_OMP_HUGE_PAGES=0 turns it off.
 constexpr size_t kHugePage = size_t(2) << 20;
 bool huge_pages_wanted() {
-    static const bool wanted = [] {
-        const char *text = getenv("KUPL_OMP_HUGE_PAGES");
-        return !(text && text[0] == '0' && text[1] == '\0');
-    }();
+    static const bool wanted = kupl::env::read_bool("KUPL_OMP_HUGE_PAGES", true);
     return wanted;
 }
 void advise_huge_pages(void *base, size_t size) {

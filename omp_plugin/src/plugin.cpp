@@ -1,8 +1,9 @@
 #include "plugin.h"
 
-#include <cstdlib>
+#include <string>
 
 #include "plugin_log.h"
+#include "support/env_config.h"
 
 namespace kupl_omp {
 namespace {
@@ -10,17 +11,9 @@ constexpr int kMaxDevices = 256;
 }
 
 int configured_device_count(int default_count) {
-    const char *text = getenv("KUPL_OMP_NUM_DEVICES");
-    if (!text || !*text)
-        return default_count;
-    char *end = nullptr;
-    long value = strtol(text, &end, 10);
-    if (*end != '\0' || value < 1 || value > kMaxDevices) {
-        report_error("KUPL_OMP_NUM_DEVICES='%s' is not a number from 1 to %d; using %d", text, kMaxDevices,
-                     default_count);
-        return default_count;
-    }
-    return static_cast<int>(value);
+    return static_cast<int>(
+        kupl::env::read_integer("KUPL_OMP_NUM_DEVICES", default_count, 1, kMaxDevices, "devices",
+                                (std::to_string(default_count) + " (one per NUMA node)").c_str()));
 }
 
 Plugin &Plugin::get() {

@@ -1,9 +1,12 @@
 #include "plugin_log.h"
 
 #include <atomic>
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+
+#include "support/env_config.h"
 
 namespace kupl_omp {
 namespace {
@@ -22,10 +25,14 @@ void init_info_level_from_env() {
     const char *text = getenv("LIBOMPTARGET_INFO");
     if (!text || !*text)
         return;
+    // libomptarget's own variable: a bit mask, also in hex (0x10), so not env::read_integer; the
+    // warning is the common one.
     char *end = nullptr;
+    errno = 0;
     long long value = strtoll(text, &end, 0);
-    if (*end != '\0') {
-        report_error("LIBOMPTARGET_INFO='%s' is not a number; ignored", text);
+    if (*end != '\0' || errno != 0 || value < INT32_MIN || value > UINT32_MAX) {
+        kupl::env::warn_ignored("LIBOMPTARGET_INFO", text, "a bit mask (decimal, or hex as 0x10; -1 for all)",
+                                "0");
         return;
     }
     g_info_level.store(static_cast<uint32_t>(value));
