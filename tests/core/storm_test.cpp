@@ -648,15 +648,10 @@ TEST(Storm, MixedOperationsSignalsAndDestroys) {
     run_storm(options);
 }
 
-// Known bug (issue 10, "host items that wait starve the executor pool"): with KUPL_NUM_EXECUTORS
-// items (default: one per core) blocked in kupl_queue_wait, the items they wait for never get an
-// executor and the process hangs. Passes with KUPL_NUM_EXECUTORS=64. Set KUPL_STORM_KNOWN_BUGS=1
-// to run it (remove the skip once the fix lands).
+// Host items blocked in kupl_queue_wait on other queues: with only KUPL_NUM_EXECUTORS threads
+// (one per core) the items they wait for used to get no executor and the process hung (issue 10);
+// the pool now lends a waiting item's slot.
 TEST(Storm, HostItemsThatWaitForOtherQueues) {
-    const char *known = std::getenv("KUPL_STORM_KNOWN_BUGS");
-    if (known == nullptr || known[0] != '1')
-        GTEST_SKIP() << "known bug: host items blocked in kupl_queue_wait starve the executor pool "
-                        "(the items they wait for never run); KUPL_STORM_KNOWN_BUGS=1 runs it";
     Options options;
     options.items_wait = true;
     run_storm(options);

@@ -44,20 +44,27 @@ namespace {
 
 // ----------------------------------------------------------------------------- switches
 
-// Overlapping source and destination: expected KUPL_ERROR (set KUPL_FUZZ_OVERLAP=1).
-bool g_overlap = false;
-// Host items that block on another queue (known bug: they can starve the executor pool).
-bool g_item_waits = false;
+// Each switch turns on a generator or check of a finding fixed since (tests/fuzz/README.md);
+// KUPL_FUZZ_<NAME>=0 turns it off, =1 on.
+// Overlapping source and destination: expected KUPL_ERROR (KUPL_FUZZ_OVERLAP).
+bool g_overlap = true;
+// Host items that block on another queue (they starved the executor pool; KUPL_FUZZ_ITEM_WAITS).
+bool g_item_waits = true;
 // Items on the KUPL_ASYNC_SYNC queue that wait on, destroy or submit to that queue (finding F1:
-// they deadlock; KUPL_FUZZ_SYNC_SELF_CALLS=1 turns them back on).
-bool g_sync_self_calls = false;
+// they deadlocked; KUPL_FUZZ_SYNC_SELF_CALLS).
+bool g_sync_self_calls = true;
 // Checks that items on the KUPL_ASYNC_SYNC queue run on the submitting thread (finding F2: after
-// kuplx_queue_wait_event_async on that queue they run on whichever thread completes the event;
-// KUPL_FUZZ_SYNC_THREAD_CHECK=1 turns the check back on).
-bool g_sync_thread_check = false;
+// kuplx_queue_wait_event_async on that queue they ran on whichever thread completed the event;
+// KUPL_FUZZ_SYNC_THREAD_CHECK).
+bool g_sync_thread_check = true;
 // fork() ops: the child checks that the parent's handles are invalid there and never equal a
-// handle it creates (known bug: fork handle aliasing; KUPL_FUZZ_FORK=1 turns them on).
+// handle it creates (they aliased; KUPL_FUZZ_FORK). Off by default in sanitized builds: a fork
+// from a multi-threaded process can hang the child on a lock of the sanitizer's allocator.
+#ifdef KUPL_FUZZ_SANITIZED
 bool g_fork = false;
+#else
+bool g_fork = true;
+#endif
 // Log every call (KUPL_FUZZ_TRACE=1), to read a reproducer.
 bool g_trace = false;
 
@@ -1283,9 +1290,12 @@ void finish_input() {
     kuplx_inject_copy_faults(0);
 }
 
-bool env_on(const char *name) {
+// KUPL_FUZZ_<NAME>: "1" on, "0" off, anything else (or unset) keeps `fallback`.
+bool env_switch(const char *name, bool fallback) {
     const char *v = std::getenv(name);
-    return v != nullptr && v[0] == '1';
+    if (v == nullptr || (v[0] != '0' && v[0] != '1') || v[1] != '\0')
+        return fallback;
+    return v[0] == '1';
 }
 
 } // namespace
@@ -1296,12 +1306,12 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     setenv("KUPL_MEMCPY_MT_THRESHOLD", "8K", 0);
     setenv("KUPL_MEMCPY_SDMA_THRESHOLD", "4K", 0);
     setenv("KUPL_NUM_CHANNELS", "2", 0);
-    g_overlap = env_on("KUPL_FUZZ_OVERLAP");
-    g_item_waits = env_on("KUPL_FUZZ_ITEM_WAITS");
-    g_sync_self_calls = env_on("KUPL_FUZZ_SYNC_SELF_CALLS");
-    g_sync_thread_check = env_on("KUPL_FUZZ_SYNC_THREAD_CHECK");
-    g_fork = env_on("KUPL_FUZZ_FORK");
-    g_trace = env_on("KUPL_FUZZ_TRACE");
+    g_overlap = env_switch("KUPL_FUZZ_OVERLAP", g_overlap);
+    g_item_waits = env_switch("KUPL_FUZZ_ITEM_WAITS", g_item_waits);
+    g_sync_self_calls = env_switch("KUPL_FUZZ_SYNC_SELF_CALLS", g_sync_self_calls);
+    g_sync_thread_check = env_switch("KUPL_FUZZ_SYNC_THREAD_CHECK", g_sync_thread_check);
+    g_fork = env_switch("KUPL_FUZZ_FORK", g_fork);
+    g_trace = env_switch("KUPL_FUZZ_TRACE", g_trace);
     g_driver_thread = pthread_self();
     g_pristine = static_cast<unsigned char *>(std::malloc(kBuffers * kBufferBytes));
     uint64_t state = 0x9e3779b97f4a7c15ull; // splitmix64: distinct bytes everywhere
