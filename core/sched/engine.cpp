@@ -162,13 +162,15 @@ const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
         // completer may still be inside notify() when the waiter sees `done` and returns.
         struct Completion final : copy::CopyCompletion {
             std::atomic<bool> done{false};
+            std::atomic<const char *> error{nullptr}; // what the backend reported (static text)
             std::atomic<int> owners{2};
             support::EventCount wakeups;
             void release() {
                 if (owners.fetch_sub(1, std::memory_order_acq_rel) == 1)
                     delete this;
             }
-            void copy_done(const char *) override {
+            void copy_done(const char *why) override {
+                error.store(why, std::memory_order_relaxed);
                 done.store(true, std::memory_order_seq_cst);
                 wakeups.notify(true);
                 release();
@@ -183,7 +185,13 @@ const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
         support::bump(counters_.copies_engine);
         block_until([completion] { return completion->done.load(std::memory_order_acquire); },
                     completion->wakeups);
+        // A backend that fails a copy (a hardware engine may) fails the synchronous call too.
+        const char *error = completion->error.load(std::memory_order_relaxed);
         completion->release();
+        if (error != nullptr) {
+            support::bump(counters_.copies_failed);
+            return error;
+        }
     }
     support::bump(counters_.bytes_copied, copy.bytes());
     return nullptr;
