@@ -48,6 +48,7 @@ fi
 libomp_root=$PWD/$build/target-libomp
 libomp_dir=$libomp_root/usr/lib/llvm-14/lib
 if [ ! -e "$libomp_dir/libomp.so" ]; then
+  mkdir -p "$libomp_root"
   download=$(mktemp -d)
   (cd "$download" && apt-get download libomp5-14:arm64 libomp-14-dev:arm64 2>/dev/null)
   for deb in "$download"/*.deb; do dpkg-deb -x "$deb" "$libomp_root"; done
