@@ -1,4 +1,4 @@
-// Says which x86_64 offload plugin libomptarget loaded: ours exports __tgt_rtl_synchronize,
+// Says which host offload plugin libomptarget loaded: ours exports __tgt_rtl_synchronize,
 // LLVM's stock plugin does not. The comparison driver checks this line.
 #ifndef PLUGIN_NAME_H
 #define PLUGIN_NAME_H
@@ -9,8 +9,15 @@
 #include <dlfcn.h>
 #include <stdio.h>
 
+// The host offload plugin libomptarget 14 loads on this processor.
+#if defined(__aarch64__)
+#define KUPL_OMP_TEST_PLUGIN_NAME "libomptarget.rtl.aarch64.so"
+#else
+#define KUPL_OMP_TEST_PLUGIN_NAME "libomptarget.rtl.x86_64.so"
+#endif
+
 static inline void print_plugin_name(void) {
-    void *plugin = dlopen("libomptarget.rtl.x86_64.so", RTLD_LAZY | RTLD_NOLOAD);
+    void *plugin = dlopen(KUPL_OMP_TEST_PLUGIN_NAME, RTLD_LAZY | RTLD_NOLOAD);
     const char *name = !plugin ? "none" : dlsym(plugin, "__tgt_rtl_synchronize") ? "kupl" : "stock";
     printf("plugin %s\n", name);
     if (plugin)

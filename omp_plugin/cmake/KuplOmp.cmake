@@ -4,7 +4,8 @@
 #   kupl_omp_add_executable(<name> SOURCES <files...> [OPTIONS <compiler flags...>]
 #                           [LIBRARIES <link flags...>] [ALL])
 #       Compiles and links <files> with ${KUPL_OMP_CLANG} (C) or ${KUPL_OMP_CLANGXX} (C++)
-#       and -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu into ${CMAKE_CURRENT_BINARY_DIR}/bin/<name>.
+#       and -fopenmp -fopenmp-targets=${KUPL_OMP_TRIPLE} (x86_64-pc-linux-gnu, aarch64-unknown-linux-gnu:
+#       see KuplOmpTarget.cmake) into ${CMAKE_CURRENT_BINARY_DIR}/bin/<name>.
 #       Creates a custom target <name>; its KUPL_OMP_EXECUTABLE property is the program's path.
 #
 #   kupl_omp_set_test_environment(<test> [STOCK] [ENVIRONMENT <VAR=value...>])
@@ -23,7 +24,7 @@ if(NOT KUPL_OMP_PLUGIN_DIR)
 endif()
 set(KUPL_OMP_CLANG clang-14 CACHE STRING "C compiler for OpenMP offload programs")
 set(KUPL_OMP_CLANGXX clang++-14 CACHE STRING "C++ compiler for OpenMP offload programs")
-set(KUPL_OMP_TRIPLE x86_64-pc-linux-gnu CACHE STRING "offload target triple the plugin serves")
+include(${CMAKE_CURRENT_LIST_DIR}/KuplOmpTarget.cmake)
 
 function(kupl_omp_add_executable name)
   cmake_parse_arguments(ARG "ALL" "" "SOURCES;OPTIONS;LIBRARIES" ${ARGN})

@@ -426,7 +426,8 @@ void Device::print_info(int num_devices) const {
     kuplx_engine_info_t engine{};
     const bool have_engine = kuplx_get_engine_info(&engine) == KUPL_OK;
 #endif
-    printf("    kupl-omp device %d of %d (libomptarget x86_64 plugin over KUPL)\n", id_, num_devices);
+    printf("    kupl-omp device %d of %d (libomptarget " KUPL_OMP_ARCH " plugin over KUPL)\n", id_,
+           num_devices);
     printf("    NUMA node:            %d (OS index %d)\n", node_, topology_.os_index(node_));
     printf("    Cores of the node:    %s\n", topology_.cpuset_list(node_).c_str());
     printf("    Node memory:          %llu MiB\n",

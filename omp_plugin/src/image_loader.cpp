@@ -18,6 +18,17 @@ namespace {
 
 constexpr const char *kEntriesSection = "omp_offloading_entries";
 
+// Images are dlopened into this process, so they must be built for the processor it runs on.
+#if defined(__x86_64__)
+constexpr uint16_t kHostMachine = EM_X86_64;
+constexpr const char *kHostMachineName = "x86-64 (62)";
+#elif defined(__aarch64__)
+constexpr uint16_t kHostMachine = EM_AARCH64;
+constexpr const char *kHostMachineName = "AArch64 (183)";
+#else
+#error "kupl-omp serves the host offload targets of x86-64 and AArch64 only"
+#endif
+
 bool range_ok(uint64_t offset, uint64_t length, uint64_t limit) {
     return offset <= limit && length <= limit - offset;
 }
@@ -92,8 +103,8 @@ ImageLayout inspect_image(const __tgt_device_image *image) {
         return invalid("not an ELF file");
     if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)
         return invalid("not a 64-bit little-endian ELF file");
-    if (header.e_machine != EM_X86_64)
-        return invalid("ELF machine " + std::to_string(header.e_machine) + " is not x86-64 (62)");
+    if (header.e_machine != kHostMachine)
+        return invalid("ELF machine " + std::to_string(header.e_machine) + " is not " + kHostMachineName);
     if (header.e_type != ET_DYN)
         return invalid("not an ELF shared object");
     if (header.e_phnum == 0 || header.e_phentsize != sizeof(Elf64_Phdr) ||

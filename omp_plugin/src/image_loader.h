@@ -1,6 +1,7 @@
-// Device images: an image is an x86-64 ELF shared object carrying an `omp_offloading_entries`
-// section. Checking reads only the bytes; loading writes them to an anonymous file, dlopens it
-// (one private copy per device, so each device has its own globals) and locates the entries.
+// Device images: an image is an ELF shared object for the host's processor (x86-64 or AArch64)
+// carrying an `omp_offloading_entries` section. Checking reads only the bytes; loading writes them
+// to an anonymous file, dlopens it (one private copy per device, so each device has its own
+// globals) and locates the entries.
 #pragma once
 
 #include <cstdint>

@@ -13,6 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+// The host offload plugin libomptarget 14 loads on this processor.
+#if defined(__aarch64__)
+#define KUPL_OMP_TEST_PLUGIN_NAME "libomptarget.rtl.aarch64.so"
+#else
+#define KUPL_OMP_TEST_PLUGIN_NAME "libomptarget.rtl.x86_64.so"
+#endif
+
 #define CHECK(cond, ...)                                                                                     \
     do {                                                                                                     \
         if (!(cond)) {                                                                                       \
@@ -23,10 +30,10 @@
         }                                                                                                    \
     } while (0)
 
-/// 1 if the loaded x86_64 plugin is ours (it exports __tgt_rtl_synchronize; LLVM's does not).
+/// 1 if the loaded host plugin is ours (it exports __tgt_rtl_synchronize; LLVM's does not).
 static inline int omp_test_plugin_is_kupl(void) {
-    void *plugin = dlopen("libomptarget.rtl.x86_64.so", RTLD_LAZY | RTLD_NOLOAD);
-    CHECK(plugin != NULL, "no x86_64 offload plugin is loaded");
+    void *plugin = dlopen(KUPL_OMP_TEST_PLUGIN_NAME, RTLD_LAZY | RTLD_NOLOAD);
+    CHECK(plugin != NULL, "no %s is loaded", KUPL_OMP_TEST_PLUGIN_NAME);
     int ours = dlsym(plugin, "__tgt_rtl_synchronize") != NULL;
     dlclose(plugin);
     return ours;

@@ -1,6 +1,7 @@
-// patch_device_image IN OUT MODE: copies the OpenMP program IN to OUT with its embedded x86-64
+// patch_device_image IN OUT MODE: copies the OpenMP program IN to OUT with its embedded
 // device image damaged, to check that a foreign or broken image is refused cleanly:
-//   machine   - the image claims to be AArch64 (is_valid_binary must say no);
+//   machine   - the image claims to be for another processor: AArch64 on x86-64, x86-64 on
+//               AArch64 (is_valid_binary must say no);
 //   sections  - its section header table points past its end (is_valid_binary must say no);
 //   segments  - its first loadable segment points past its end (is_valid_binary must say no:
 //               dlopen would map it and fault on first touch);
@@ -67,7 +68,11 @@ int main(int argc, char **argv) {
     }
     const std::string mode = argv[3];
     if (mode == "machine") {
+#if defined(__aarch64__)
+        write_at<uint16_t>(file, image + offsetof(Elf64_Ehdr, e_machine), EM_X86_64);
+#else
         write_at<uint16_t>(file, image + offsetof(Elf64_Ehdr, e_machine), EM_AARCH64);
+#endif
     } else if (mode == "sections") {
         write_at<uint64_t>(file, image + offsetof(Elf64_Ehdr, e_shoff), uint64_t{1} << 40);
     } else if (mode == "segments") {

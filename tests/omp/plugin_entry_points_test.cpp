@@ -237,10 +237,14 @@ TEST_F(Images, LoadsARealImageAndRunsItsRegion) {
 }
 
 TEST_F(Images, RefusesAnotherArchitecture) {
-    std::vector<char> arm = bytes;
-    const uint16_t aarch64 = EM_AARCH64;
-    memcpy(arm.data() + offsetof(Elf64_Ehdr, e_machine), &aarch64, sizeof aarch64);
-    DeviceImage image = image_of(arm, arm.size());
+    std::vector<char> foreign = bytes;
+#if defined(__aarch64__)
+    const uint16_t machine = EM_X86_64;
+#else
+    const uint16_t machine = EM_AARCH64;
+#endif
+    memcpy(foreign.data() + offsetof(Elf64_Ehdr, e_machine), &machine, sizeof machine);
+    DeviceImage image = image_of(foreign, foreign.size());
     EXPECT_EQ(p.is_valid_binary(&image), 0);
     EXPECT_EQ(p.load_binary(0, &image), nullptr);
 }

@@ -1,47 +1,19 @@
+// Copy kernels in portable C++; the one processor-specific piece, streaming stores, is in
+// stream_<processor>.cpp (see stream_copy.h).
 #include "copy/kernels/copy_kernels.h"
 
-#include <cstdint>
-#include <cstring>
+#include "copy/kernels/stream_copy.h"
 
-#if defined(__x86_64__)
-#include <emmintrin.h>
-#endif
+#include <cstring>
 
 namespace kupl::copy {
 namespace {
 
-#if defined(__x86_64__)
-// Streaming copy: unaligned loads, aligned non-temporal 16-byte stores, one cache line per step.
-void copy_non_temporal(char *dst, const char *src, std::size_t n) {
-    std::size_t head = (16 - (reinterpret_cast<std::uintptr_t>(dst) & 15)) & 15;
-    if (head > n)
-        head = n;
-    std::memcpy(dst, src, head);
-    dst += head;
-    src += head;
-    n -= head;
-    std::size_t lines = n / 64;
-    for (std::size_t i = 0; i < lines; ++i) {
-        __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src));
-        __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + 16));
-        __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + 32));
-        __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + 48));
-        _mm_stream_si128(reinterpret_cast<__m128i *>(dst), a);
-        _mm_stream_si128(reinterpret_cast<__m128i *>(dst + 16), b);
-        _mm_stream_si128(reinterpret_cast<__m128i *>(dst + 32), c);
-        _mm_stream_si128(reinterpret_cast<__m128i *>(dst + 48), d);
-        src += 64;
-        dst += 64;
-    }
-    _mm_sfence(); // streaming stores are weakly ordered: make them visible before completion
-    std::memcpy(dst, src, n % 64);
-}
-#endif
-
 // How many rows ahead the narrow kernels prefetch the source, and with which hint. Measured here
 // on 8-byte columns at a 32 KiB pitch with two threads: a T0 prefetch 8 rows ahead lifts columns
 // that come from DRAM by ~8% and costs ~5% when they are cached; the non-temporal hint cost up to
-// 10% on cached columns. Inline (small) copies do not prefetch at all.
+// 10% on cached columns. Inline (small) copies do not prefetch at all. (Measured on x86-64 only;
+// __builtin_prefetch becomes PRFM PLDL1KEEP on AArch64, where the distance is still to be tuned.)
 constexpr std::size_t prefetch_distance = 8;
 
 template <bool Prefetch>
@@ -86,14 +58,10 @@ void rows_memcpy(char *dst, std::size_t dpitch, const char *src, std::size_t spi
 } // namespace
 
 void copy_bytes(void *dst, const void *src, std::size_t n, bool non_temporal) {
-#if defined(__x86_64__)
     if (non_temporal && n >= 4096) {
-        copy_non_temporal(static_cast<char *>(dst), static_cast<const char *>(src), n);
+        detail::copy_streaming(static_cast<char *>(dst), static_cast<const char *>(src), n);
         return;
     }
-#else
-    (void)non_temporal;
-#endif
     std::memcpy(dst, src, n);
 }
 

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Cross-builds kupl-interop for aarch64 (arm64) on an x86-64 Debian 12 host and runs the core test
+# suite under qemu-aarch64 (user mode) through ctest. Installs what it needs from Debian's archive
+# (idempotent). Exits non-zero if a build or a test fails.
+#
+#   bash tests/cross/aarch64.sh            # build dir: build-aarch64
+#   KUPL_CROSS_BUILD_DIR=... KUPL_CI_JOBS=2 bash tests/cross/aarch64.sh
+#
+# Built and run: libkupl, kupl-info, the core tests, the examples, and the OpenMP plugin
+# (libomptarget.rtl.aarch64.so) with its entry-point suite on a clang-14 aarch64 device image.
+# libomp-14-dev:arm64 cannot be installed beside the host's libomp-14-dev (both own files in
+# /usr/lib/llvm-14/lib: apt removes the host's), so the target's libomp is only unpacked into the
+# build folder. The MPI interposer is not cross-built: libopenmpi-dev:arm64 depends on
+# openmpi-bin:arm64, which is not multi-arch, so apt would replace the host's Open MPI with it.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+jobs=${KUPL_CI_JOBS:-2}
+build=${KUPL_CROSS_BUILD_DIR:-build-aarch64}
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+# All target libraries, the C and C++ runtimes included, come from the multiarch :arm64 packages:
+# qemu runs the binaries with libc6:arm64's loader (see cmake/toolchains/aarch64-linux-gnu.cmake).
+packages=(crossbuild-essential-arm64 qemu-user
+  libc6:arm64 libstdc++6:arm64 libgcc-s1:arm64
+  libhwloc-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64 libffi-dev:arm64)
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  $sudo dpkg --add-architecture arm64
+  $sudo apt-get update -qq
+fi
+missing=()
+for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  # Some :arm64 packages are not co-installable with the host's (libomp-14-dev, libopenmpi-dev
+  # via openmpi-bin): apt would remove the host's. Refuse anything that removes a package.
+  if apt-get -s install --no-install-recommends "${missing[@]}" | grep -q '^Remv '; then
+    echo "installing ${missing[*]} would remove host packages; not done:" >&2
+    apt-get -s install --no-install-recommends "${missing[@]}" | grep '^Remv ' >&2
+    exit 1
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The target's libomp, unpacked (never installed) for the device image of the plugin's tests.
+libomp_root=$PWD/$build/target-libomp
+libomp_dir=$libomp_root/usr/lib/llvm-14/lib
+if [ ! -e "$libomp_dir/libomp.so" ]; then
+  mkdir -p "$libomp_root"
+  download=$(mktemp -d)
+  (cd "$download" && apt-get download libomp5-14:arm64 libomp-14-dev:arm64 2>/dev/null)
+  for deb in "$download"/*.deb; do dpkg-deb -x "$deb" "$libomp_root"; done
+  rm -rf "$download"
+fi
+
+echo "== aarch64 cross build (RelWithDebInfo), tests under $(command -v qemu-aarch64)"
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKUPL_BUILD_TESTS=ON -DKUPL_BUILD_EXAMPLES=ON -DKUPL_BUILD_OMP_PLUGIN=ON \
+  -DKUPL_BUILD_BENCHMARKS=OFF -DKUPL_BUILD_MPI_HOOKS=OFF \
+  -DKUPL_OMP_TARGET_LIBOMP_DIR="$libomp_dir" "${launcher[@]}" >/dev/null
+cmake --build "$build" -j"$jobs"
+file "$build/core/kupl-info" | grep -q "ARM aarch64" || { echo "not an aarch64 binary" >&2; exit 1; }
+qemu-aarch64 "$build/core/kupl-info"
+
+# core.Fork.*: qemu-user 7.2 aborts in a fork()ed child of a multithreaded process as soon as
+# the child starts a thread (its own assertion "cpu == current_cpu"); those tests run natively.
+ctest --test-dir "$build" --output-on-failure --timeout 600 -j"$jobs" -L "core|example|omp" -E '^core\.Fork\.'
