@@ -894,8 +894,8 @@ void op_copy(Reader &in, bool two_d, bool sync) {
             Lane &l = g_lanes[q.lane];
             ++l.enqueued;
             settle_lane_after_wait(q.lane);
-            if (fails)
-                l.failed_since_record = true;
+            // The failure is reported by this call and its event only: a later record or wait
+            // on the synchronous queue does not report it again.
             if (e.valid)
                 model_record(g_events[e.slot], q.lane, l.enqueued, fails);
         }
