@@ -173,6 +173,9 @@ struct Lane {
     unsigned failures_since_wait = 0; // copies that failed since the last kupl_queue_wait
     bool failed_since_record = false; // the next record on this queue completes with an error
     bool synchronous = false;         // the KUPL_ASYNC_SYNC queue
+    // The latest op that waits for another lane's work (an item's kupl_queue_wait of another
+    // queue, kuplx_queue_wait_event_async of another queue's event); 0 if none.
+    uint64_t last_cross_wait = 0;
 
     void complete_through(uint64_t index) {
         if (index <= done)
@@ -183,6 +186,9 @@ struct Lane {
                       pending.end());
     }
     bool idle() const { return done == enqueued; }
+    // Work on this lane may still wait for another lane. A lane that waits for this one could
+    // then close a cycle of waits: an application deadlock, so such a wait is not generated.
+    bool may_wait_for_others() const { return last_cross_wait > done; }
 };
 
 constexpr int kQueues = 4;
@@ -816,9 +822,14 @@ void op_queue_wait_event(Reader &in, bool async) {
     }
     EventSlot &s = g_events[e.slot];
     Lane &lane = g_lanes[q.lane];
+    const bool cross = s.lane != q.lane && g_lanes[s.lane].done < s.index;
+    if (async && cross && g_lanes[s.lane].may_wait_for_others())
+        return; // could close a cycle of waits (see Lane::may_wait_for_others): not generated
     if (async) {
         check("kuplx_queue_wait_event_async", kuplx_queue_wait_event_async(q.handle, e.handle), kOk);
         lane.pending.push_back({++lane.enqueued, {}, {}});
+        if (cross)
+            lane.last_cross_wait = lane.enqueued;
         if (g_faults_armed > 0) {
             // Serialized: wait for the queue now (the event's work is complete then too).
             check("kupl_queue_wait(serialized)", kupl_queue_wait(q.handle),
@@ -894,8 +905,8 @@ void op_copy(Reader &in, bool two_d, bool sync) {
             Lane &l = g_lanes[q.lane];
             ++l.enqueued;
             settle_lane_after_wait(q.lane);
-            if (fails)
-                l.failed_since_record = true;
+            // The failure is reported by this call and its event only: a later record or wait
+            // on the synchronous queue does not report it again.
             if (e.valid)
                 model_record(g_events[e.slot], q.lane, l.enqueued, fails);
         }
@@ -976,7 +987,8 @@ void op_submit(Reader &in) {
     if (args.self_call == 4) {
         args.other =
             g_queues[(b / 16) % kQueues].state == Slot::live ? g_queues[(b / 16) % kQueues].handle : nullptr;
-        if (args.other == nullptr || args.other == q.handle)
+        if (args.other == nullptr || args.other == q.handle ||
+            g_lanes[g_queues[(b / 16) % kQueues].lane].may_wait_for_others())
             args.self_call = 0;
     }
     if (args.self_call == 2 && q.acquired)
@@ -1024,10 +1036,12 @@ void op_submit(Reader &in) {
     Expect want = q.valid ? kOk : kErr;
     if (null_desc || null_func || (by_value && null_args_with_size))
         want = kErr;
-    trace("queue_submit(%p, item %d%s%s)", static_cast<void *>(q.handle), id, by_value ? ", by value" : "",
+    trace("queue_submit(%p, item %d%s%s, self_call %d, other %p)", static_cast<void *>(q.handle), id,
+          by_value ? ", by value" : "",
           null_desc   ? ", NULL desc"
           : null_func ? ", NULL func"
-                      : "");
+                      : "",
+          args.self_call, static_cast<void *>(args.other));
     const int rc = kupl_queue_submit(q.handle, null_desc ? nullptr : &desc);
     // The caller may reuse its args at once: poison them, the item must have its own copy.
     std::memset(&local, 0xA5, sizeof local);
@@ -1039,6 +1053,8 @@ void op_submit(Reader &in) {
     Lane &l = g_lanes[q.lane];
     const uint64_t index = ++l.enqueued;
     l.pending.push_back({index, {}, reads});
+    if (args.self_call == 4)
+        l.last_cross_wait = index;
     if (l.synchronous) {
         l.failures_since_wait = 0;
         settle_lane_after_wait(q.lane);
