@@ -5,7 +5,7 @@
 # $FUZZ_BUILD/findings and makes the script fail.
 #   tests/fuzz/run_fuzz.sh 120
 #   FUZZ_JOBS=2 tests/fuzz/run_fuzz.sh 600          # two fuzzing processes
-#   KUPL_FUZZ_OVERLAP=1 tests/fuzz/run_fuzz.sh 60   # overlapping copies must be rejected
+#   FUZZ_SEED=1 tests/fuzz/run_fuzz.sh 60           # the same random choices every run (CI)
 set -euo pipefail
 seconds=${1:-60}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,7 +26,10 @@ mkdir -p "$build/fuzz-corpus" "$build/findings"
 # leak check per input cannot tell that from a leak. -timeout: a hang is a finding too.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-args=(-max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -max_len=512 -print_final_stats=1
+# FUZZ_SEED fixes libFuzzer's random choices (CI uses one, so two runs of a commit explore alike).
+seed_args=()
+[ -z "${FUZZ_SEED:-}" ] || seed_args=(-seed="$FUZZ_SEED")
+args=("${seed_args[@]}" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -max_len=512 -print_final_stats=1
       -artifact_prefix="$build/findings/" "$build/fuzz-corpus" "$here/corpus")
 if [ "$jobs" -gt 1 ]; then
   args=(-jobs="$jobs" -workers="$jobs" "${args[@]}")
