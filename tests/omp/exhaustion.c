@@ -23,12 +23,12 @@
 #include <unistd.h>
 
 enum {
-    SMALL = 1 << 16,           // doubles in the arrays that stay mapped under the cap
-    BIG = 8 << 20,             // doubles in an array that cannot fit under the cap: 64 MiB
-    HEADROOM = 16 << 20,       // left free under the cap for libomp, libomptarget and KUPL
-    CHUNK = 1 << 20,           // ballast granularity
-    MAX_CHUNKS = 1 << 15,      // 32 GiB of ballast at most
-    MAX_ALLOCS = 64            // omp_target_alloc calls under the cap
+    SMALL = 1 << 16,      // doubles in the arrays that stay mapped under the cap
+    BIG = 8 << 20,        // doubles in an array that cannot fit under the cap: 64 MiB
+    HEADROOM = 16 << 20,  // left free under the cap for libomp, libomptarget and KUPL
+    CHUNK = 1 << 20,      // ballast granularity
+    MAX_CHUNKS = 1 << 15, // 32 GiB of ballast at most
+    MAX_ALLOCS = 64       // omp_target_alloc calls under the cap
 };
 
 static void *ballast[MAX_CHUNKS];
@@ -187,15 +187,15 @@ static int mode_threads(int more) {
     double *b = malloc(SMALL * sizeof(double));
     CHECK(a && b, "host arrays");
 #pragma omp parallel num_threads(2) // libomp's worker starts before the limit
-    {
-    }
+    {}
     // RLIMIT_NPROC counts a user's tasks, and root is exempt: become a uid that runs nothing else.
     const uid_t unused_uid = (uid_t)(200000 + getpid());
     struct rlimit lim;
     getrlimit(RLIMIT_NPROC, &lim);
     lim.rlim_cur = (rlim_t)(thread_count() + more);
     CHECK(setrlimit(RLIMIT_NPROC, &lim) == 0, "setrlimit(RLIMIT_NPROC)");
-    CHECK(setresgid(unused_uid, unused_uid, unused_uid) == 0 && setresuid(unused_uid, unused_uid, unused_uid) == 0,
+    CHECK(setresgid(unused_uid, unused_uid, unused_uid) == 0 &&
+              setresuid(unused_uid, unused_uid, unused_uid) == 0,
           "cannot switch to uid %d", (int)unused_uid);
     prctl(PR_SET_DUMPABLE, 1); // keep /proc/self readable
     omp_test_begin();
