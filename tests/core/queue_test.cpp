@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <climits>
 #include <mutex>
 #include <set>
@@ -394,9 +393,8 @@ TEST(NullQueue, Async2DCopiesComplete) {
 }
 
 // Items run on the runtime's pool of executors: never on the submitting thread of an
-// ordinary queue, and on no more threads than there are executors.
+// ordinary queue.
 TEST(QueueSubmit, ItemsRunOnThePoolOfExecutors) {
-    kuplx_engine_info_t info = engine_info();
     std::mutex m;
     std::set<std::thread::id> ran_on;
     std::vector<Queue> queues;
@@ -413,7 +411,10 @@ TEST(QueueSubmit, ItemsRunOnThePoolOfExecutors) {
     for (auto &q : queues)
         ASSERT_EQ(kupl_queue_wait(q.get()), KUPL_OK);
     EXPECT_EQ(ran_on.count(std::this_thread::get_id()), 0u) << "an item ran on the submitting thread";
-    EXPECT_LE(ran_on.size(), size_t(info.num_executors)) << "more item threads than executors";
+    EXPECT_FALSE(ran_on.empty());
+    // How many threads ran them is not asserted: the pool starts with num_executors threads and
+    // may grow while all are busy and items wait (README, "Executors grow"; on a loaded or
+    // emulated machine short items can look starved).
 }
 
 // Small async copies with nothing ahead run on the caller (kuplx_counters copies_inline);
