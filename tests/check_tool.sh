@@ -6,6 +6,17 @@
 set -u
 want_rc=$1 out=$2 err=$3
 shift 3
+# grep exits 2 on a malformed pattern; without this check an inverted match (grep -v) would
+# then read as "every line matches" and the test could not fail.
+for pattern in "$out" "$err"; do
+    if [ -n "$pattern" ]; then
+        echo | grep -Eq -- "$pattern"
+        if [ $? -eq 2 ]; then
+            echo "FAIL: malformed regular expression /$pattern/"
+            exit 1
+        fi
+    fi
+done
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 "$@" >"$dir/stdout" 2>"$dir/stderr"
