@@ -1,6 +1,7 @@
 #include "planner.h"
 
 #include "config.h"
+#include "control.h"
 #include "cost_model.h"
 #include "node_map.h"
 #include "type_cache.h"
@@ -37,6 +38,10 @@ bool plan(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm c
           Fallback *why) {
     if (config().disabled) {
         *why = Fallback::Disabled;
+        return false;
+    }
+    if (!switched_on().load(std::memory_order_relaxed)) {
+        *why = Fallback::SwitchedOff;
         return false;
     }
     if (count < 0 || datatype == MPI_DATATYPE_NULL) {

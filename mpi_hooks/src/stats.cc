@@ -41,6 +41,8 @@ const char *fallback_name(Fallback f) {
     switch (f) {
     case Fallback::Disabled:
         return "disabled";
+    case Fallback::SwitchedOff:
+        return "switched-off";
     case Fallback::NotCommitted:
         return "type-not-derived-or-not-seen";
     case Fallback::TypeNotStrided:

@@ -10,6 +10,7 @@ namespace kupl_mpi {
 /** Why a call went straight to Open MPI. */
 enum class Fallback {
     Disabled,         // KUPL_MPI_DISABLE=1
+    SwitchedOff,      // kupl_mpi_set_enabled(0)
     NotCommitted,     // predefined type or a type not committed through us
     TypeNotStrided,   // see TypeVerdict
     Contiguous,       // the message is one contiguous run
