@@ -50,4 +50,21 @@ bool worth_accelerating(Use use, const StridedLayout &message, size_t min_bytes)
            bytes >= config().engine_bytes;
 }
 
+// Block lists (provisional, see the measurements below).
+constexpr size_t kBlocksPackMaxWidth = 256;
+constexpr size_t kBlocksP2pMaxWidth = 32;
+
+bool worth_accelerating_blocks(Use use, const BlockLayout &element, MPI_Count count, MPI_Aint extent,
+                               size_t min_bytes) {
+    const MPI_Count bytes = element.bytes * count;
+    if (static_cast<size_t>(bytes) < min_bytes || element.blocks == 0)
+        return false;
+    const size_t avg_width = static_cast<size_t>(element.bytes / element.blocks);
+    const MPI_Count span = (element.hi - element.lo) + (count - 1) * (extent < 0 ? -extent : extent);
+    if (use == Use::Send || use == Use::Recv)
+        return config().p2p && avg_width <= kBlocksP2pMaxWidth &&
+               static_cast<size_t>(bytes) <= kP2pMaxBytes && span <= kP2pMaxSpan;
+    return avg_width <= kBlocksPackMaxWidth && span <= kCacheFriendlySpan;
+}
+
 } // namespace kupl_mpi

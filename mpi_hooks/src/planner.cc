@@ -57,50 +57,97 @@ bool plan(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm c
         *why = Fallback::NotCommitted;
         return false;
     }
-    if (info.verdict != TypeVerdict::Strided && info.verdict != TypeVerdict::Contiguous) {
-        *why = Fallback::TypeNotStrided;
+    const bool p2p = use == Use::Send || use == Use::Recv;
+    const Use cost_use = use == Use::MatchedRecv ? Use::Unpack : use;
+    const bool writes = use == Use::Unpack || use == Use::Recv || use == Use::MatchedRecv;
+    switch (info.verdict) {
+    case TypeVerdict::Strided:
+    case TypeVerdict::Contiguous:
+    case TypeVerdict::Blocks:
+        break;
+    case TypeVerdict::NotDenseLeaf:
+        *why = Fallback::TypeLeafHoles;
+        return false;
+    case TypeVerdict::TooManyBlocks:
+        *why = Fallback::TypeTooManyBlocks;
+        return false;
+    case TypeVerdict::Empty:
+        *why = Fallback::TypeEmpty;
+        return false;
+    default:
+        *why = Fallback::TypeUnsupported;
         return false;
     }
-    StridedLayout l = info.layout;
-    if (count > 1 && !l.repeat(count, info.extent)) {
-        *why = Fallback::TypeNotStrided;
+    // A staged message travels as leaves of one predefined type (wire_format.h).
+    if ((p2p || use == Use::MatchedRecv) && info.leaf == MPI_DATATYPE_NULL) {
+        *why = Fallback::MixedLeaves;
         return false;
     }
-    if (!l.is_monotonic()) {
-        *why = Fallback::TypeNotStrided;
-        return false;
+    out->where = Placement{};
+    out->where.base = buf;
+    MPI_Count bytes = 0;
+    if (info.verdict == TypeVerdict::Blocks) {
+        const BlockLayout &b = *info.blocks;
+        // Repetitions apart (extent beyond the element's span) keep the element's disjointness.
+        const bool disjoint = b.disjoint && (count == 1 || info.extent >= b.hi - b.lo);
+        if (writes && !disjoint) {
+            *why = Fallback::Overlapping;
+            return false;
+        }
+        bytes = b.bytes * count;
+        if (!config().force &&
+            !worth_accelerating_blocks(cost_use, b, count, info.extent, config().min_bytes)) {
+            *why = Fallback::CostModel;
+            return false;
+        }
+        out->where.blocks = info.blocks;
+        out->where.count = count;
+        out->where.extent = info.extent;
+    } else {
+        StridedLayout l = info.layout;
+        if (count > 1 && !l.repeat(count, info.extent)) {
+            *why = Fallback::TypeUnsupported; // deeper than kMaxDims
+            return false;
+        }
+        if (l.ndims == 0) {
+            *why = Fallback::Contiguous;
+            return false;
+        }
+        if (!l.strides_positive()) {
+            *why = Fallback::NotMonotonic;
+            return false;
+        }
+        if (writes && !l.is_disjoint()) {
+            *why = Fallback::Overlapping;
+            return false;
+        }
+        bytes = l.packed_bytes();
+        // The cost model first: it is cheaper than the communicator lookup.
+        if (!config().force && !worth_accelerating(cost_use, l, config().min_bytes)) {
+            *why = Fallback::CostModel;
+            return false;
+        }
+        out->where.layout = l;
     }
-    if (l.ndims == 0) {
-        *why = Fallback::Contiguous;
-        return false;
-    }
-    const MPI_Count bytes = l.packed_bytes();
-    const MPI_Count leaves = bytes / static_cast<MPI_Count>(l.leaf_size);
+    const MPI_Count leaves = info.leaf_size ? bytes / static_cast<MPI_Count>(info.leaf_size) : bytes;
     if (leaves > INT_MAX) {
         *why = Fallback::TooLarge;
         return false;
     }
-    // The cost model first: it is cheaper than the communicator lookup.
-    if (!config().force && !worth_accelerating(use, l, config().min_bytes)) {
-        *why = Fallback::CostModel;
+    if (p2p && !peer_on_node(comm, peer, why))
         return false;
-    }
-    if ((use == Use::Send || use == Use::Recv) && !peer_on_node(comm, peer, why))
-        return false;
-    out->where.layout = l;
-    out->where.base = buf;
-    out->where.on_caller = !use_engine(static_cast<size_t>(bytes));
-    out->wire_type = l.leaf;
+    out->where.on_caller = info.verdict == TypeVerdict::Blocks || !use_engine(static_cast<size_t>(bytes));
+    out->wire_type = info.leaf;
     out->wire_count = static_cast<int>(leaves);
     out->bytes = static_cast<size_t>(bytes);
     out->gap = 0;
     out->wire_owner.reset();
-    if ((use == Use::Send || use == Use::Recv) && leaves >= 2) {
+    if (p2p && leaves >= 2) {
         // Without it (no memory) the message travels as plain leaves, which is still right.
-        if ((out->wire_owner = gapped_wire_type(l.leaf, static_cast<int>(leaves)))) {
+        if ((out->wire_owner = gapped_wire_type(info.leaf, static_cast<int>(leaves)))) {
             out->wire_type = *out->wire_owner;
             out->wire_count = 1;
-            out->gap = l.leaf_size;
+            out->gap = info.leaf_size;
         }
     }
     return true;

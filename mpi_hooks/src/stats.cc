@@ -10,7 +10,7 @@
 namespace kupl_mpi {
 namespace {
 
-constexpr int kVerdicts = 6;
+constexpr int kVerdicts = static_cast<int>(TypeVerdict::kCount);
 std::atomic<uint64_t> g_types[kVerdicts];
 std::atomic<uint64_t> g_fallbacks[static_cast<int>(Fallback::kCount)];
 std::atomic<uint64_t> g_accel_calls[static_cast<int>(Accel::kCount)];
@@ -45,8 +45,20 @@ const char *fallback_name(Fallback f) {
         return "switched-off";
     case Fallback::NotCommitted:
         return "type-not-derived-or-not-seen";
-    case Fallback::TypeNotStrided:
-        return "type-not-strided";
+    case Fallback::TypeUnsupported:
+        return "type-unsupported-combiner";
+    case Fallback::TypeLeafHoles:
+        return "type-leaf-with-holes";
+    case Fallback::TypeTooManyBlocks:
+        return "type-too-many-blocks";
+    case Fallback::TypeEmpty:
+        return "type-empty";
+    case Fallback::NotMonotonic:
+        return "not-monotonic";
+    case Fallback::Overlapping:
+        return "overlapping";
+    case Fallback::MixedLeaves:
+        return "mixed-leaves";
     case Fallback::Contiguous:
         return "contiguous";
     case Fallback::ZeroCount:

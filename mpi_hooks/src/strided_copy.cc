@@ -112,6 +112,11 @@ void CopyBatch::submit(const Piece &p, bool on_caller) {
 }
 
 void CopyBatch::pack(const Placement &from, void *packed) {
+    if (from.blocks) {
+        blocks_pack(*from.blocks, static_cast<const char *>(from.base), from.count, from.extent,
+                    static_cast<char *>(packed));
+        return;
+    }
     const StridedLayout &l = from.layout;
     const size_t rows = static_cast<size_t>(l.piece_rows()), pitch = static_cast<size_t>(l.piece_pitch());
     char *out = static_cast<char *>(packed);
@@ -123,6 +128,11 @@ void CopyBatch::pack(const Placement &from, void *packed) {
 }
 
 void CopyBatch::unpack(const void *packed, size_t bytes, const Placement &to) {
+    if (to.blocks) {
+        blocks_unpack(*to.blocks, static_cast<const char *>(packed), bytes,
+                      const_cast<char *>(static_cast<const char *>(to.base)), to.count, to.extent);
+        return;
+    }
     const StridedLayout &l = to.layout;
     const size_t rows = static_cast<size_t>(l.piece_rows()), pitch = static_cast<size_t>(l.piece_pitch());
     const char *in = static_cast<const char *>(packed);

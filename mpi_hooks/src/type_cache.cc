@@ -6,6 +6,7 @@
 #include <new>
 #include <shared_mutex>
 #include <unordered_map>
+#include <utility>
 
 namespace kupl_mpi {
 namespace {
@@ -21,7 +22,12 @@ std::unordered_map<MPI_Datatype, TypeInfo> &table() {
 void type_cache_add(MPI_Datatype datatype) {
     try {
         TypeInfo info;
-        info.verdict = analyse_datatype(datatype, &info.layout);
+        TypeAnalysis a = analyse_datatype(datatype);
+        info.verdict = a.verdict;
+        info.layout = a.grid;
+        info.blocks = std::move(a.blocks);
+        info.leaf = a.leaf;
+        info.leaf_size = a.leaf_size;
         PMPI_Type_get_extent(datatype, &info.lb, &info.extent);
         PMPI_Type_size(datatype, &info.size);
         stats_type_committed(info.verdict);

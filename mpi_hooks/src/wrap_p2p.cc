@@ -211,7 +211,7 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, 
 int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status) {
     Plan p;
     if (!message || *message == MPI_MESSAGE_NULL || *message == MPI_MESSAGE_NO_PROC ||
-        !plan_or_count(Use::Unpack, buf, count, type, MPI_COMM_NULL, 0, &p))
+        !plan_or_count(Use::MatchedRecv, buf, count, type, MPI_COMM_NULL, 0, &p))
         return PMPI_Mrecv(buf, count, type, message, status);
     StagingBuffer staging;
     if (!new_staging(p, &staging))
@@ -225,7 +225,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
 int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request) {
     Plan p;
     if (!message || !request || *message == MPI_MESSAGE_NULL || *message == MPI_MESSAGE_NO_PROC ||
-        !plan_or_count(Use::Unpack, buf, count, type, MPI_COMM_NULL, 0, &p))
+        !plan_or_count(Use::MatchedRecv, buf, count, type, MPI_COMM_NULL, 0, &p))
         return PMPI_Imrecv(buf, count, type, message, request);
     OpPtr op = new_op_or_count();
     if (!op)
