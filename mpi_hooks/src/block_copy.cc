@@ -56,6 +56,17 @@ const char *scatter_any(const char *in, char *base, const BlockRun *runs, size_t
 #define KUPL_MPI_BLOCK_WIDTHS(X)                                                                             \
     X(1) X(2) X(3) X(4) X(6) X(8) X(12) X(16) X(24) X(32) X(40) X(48) X(64) X(72) X(96) X(128)
 
+template <size_t W>
+void copy_strided_fixed(char *dst, MPI_Aint ds, const char *src, MPI_Aint ss, MPI_Count count, size_t) {
+    for (; count > 0; --count, dst += ds, src += ss)
+        std::memcpy(dst, src, W);
+}
+
+void copy_strided_any(char *dst, MPI_Aint ds, const char *src, MPI_Aint ss, MPI_Count count, size_t width) {
+    for (; count > 0; --count, dst += ds, src += ss)
+        std::memcpy(dst, src, width);
+}
+
 char *base_of(const void *base, MPI_Count r, MPI_Aint extent) {
     // MPI_BOTTOM is address 0 and offsets are then absolute: unsigned arithmetic, no UB.
     return reinterpret_cast<char *>(reinterpret_cast<uintptr_t>(base) +
@@ -63,6 +74,19 @@ char *base_of(const void *base, MPI_Count r, MPI_Aint extent) {
 }
 
 } // namespace
+
+void copy_strided(char *dst, MPI_Aint dst_stride, const char *src, MPI_Aint src_stride, MPI_Count count,
+                  size_t width) {
+    switch (width) {
+#define X(w)                                                                                                 \
+    case w:                                                                                                  \
+        return copy_strided_fixed<w>(dst, dst_stride, src, src_stride, count, w);
+        KUPL_MPI_BLOCK_WIDTHS(X)
+#undef X
+    default:
+        return copy_strided_any(dst, dst_stride, src, src_stride, count, width);
+    }
+}
 
 GatherFn gather_kernel(size_t width) {
     switch (width) {

@@ -47,6 +47,13 @@ struct BlockLayout {
     bool disjoint = false;   // proven: no byte belongs to two blocks of one element
 };
 
+/**
+ * Copies count blocks of width bytes from src (src_stride apart) to dst
+ * (dst_stride apart), with the kernel specialised for width.
+ */
+void copy_strided(char *dst, MPI_Aint dst_stride, const char *src, MPI_Aint src_stride, MPI_Count count,
+                  size_t width);
+
 /** Kernels for a block width: specialised for common widths, memcpy otherwise. */
 GatherFn gather_kernel(size_t width);
 ScatterFn scatter_kernel(size_t width);
