@@ -5,7 +5,7 @@
  * processes, alternating every repetition. Run with the interposer preloaded
  * and KUPL_MPI_FORCE=1 (so "on" always stages):
  *   mpirun -np 2 --mca btl self,vader -x LD_PRELOAD=libkupl_mpi.so -x KUPL_MPI_FORCE=1 ./kupl_mpi_cost_probe
- * An argument runs only the cases whose name contains it ("FFT", "w=8 ", "irregular").
+ * With one rank only MPI_Pack/MPI_Unpack are timed. An argument runs only the cases whose name contains it ("FFT", "w=8 ", "irregular").
  * Prints one line per case: median times off/on and the ratio off/on (> 1: the interposer is faster).
  */
 #include <dlfcn.h>
@@ -96,7 +96,8 @@ static void measure(const char *what, const char *name, op_fn op, MPI_Datatype t
     }
 }
 
-static const char *only = ""; /* argv[1]: run only the cases whose name contains it */
+static const char *only = "";
+static int with_pingpong; /* only with two ranks */ /* argv[1]: run only the cases whose name contains it */
 
 static void run(const char *name, MPI_Datatype t, int count) {
     if (*only && !strstr(name, only)) {
@@ -106,7 +107,8 @@ static void run(const char *name, MPI_Datatype t, int count) {
     MPI_Type_commit(&t);
     measure("pack", name, pack_op, t, count, 0);
     measure("unpack", name, unpack_op, t, count, 0);
-    measure("pingpong", name, pingpong_op, t, count, 1);
+    if (with_pingpong)
+        measure("pingpong", name, pingpong_op, t, count, 1);
     MPI_Type_free(&t);
 }
 
@@ -142,6 +144,9 @@ int main(int argc, char **argv) {
     memset(buf, 1, arena);
     memset(buf2, 2, arena);
     only = argc > 1 ? argv[1] : "";
+    int nranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    with_pingpong = nranks >= 2;
     char name[96];
     {
         const int widths[] = {4, 8, 16, 24, 40, 48, 64, 128, 256, 512};

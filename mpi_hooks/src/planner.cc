@@ -34,8 +34,51 @@ bool use_engine(size_t bytes) {
 
 } // namespace
 
+namespace {
+
+/**
+ * The last decision of this thread to leave a (type, count, use) to Open MPI for
+ * a reason of the type or the cost model. Programs repeat their calls, and without
+ * it a call that falls back paid the lookup and the planning again each time
+ * (30-40 ns: 0.86-0.94x of Open MPI on MPI_Pack of a 34 KiB plane or of 528 B
+ * rows, measured with cost_probe). Caching a fallback is always safe: at worst
+ * a call goes to Open MPI. Valid while the type cache is unchanged.
+ */
+struct LastFallback {
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    int count = -1;
+    Use use = Use::Pack;
+    uint64_t generation = 0;
+    Fallback why = Fallback::CostModel;
+};
+thread_local LastFallback t_fallback;
+
+bool plan_uncached(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm comm, int peer,
+                   Plan *out, Fallback *why, bool *cacheable);
+
+} // namespace
+
 bool plan(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm comm, int peer, Plan *out,
           Fallback *why) {
+    const uint64_t generation = type_cache_generation();
+    LastFallback &last = t_fallback;
+    if (last.type == datatype && last.count == count && last.use == use && last.generation == generation &&
+        !config().disabled && switched_on().load(std::memory_order_relaxed)) {
+        *why = last.why;
+        return false;
+    }
+    bool cacheable = false;
+    if (plan_uncached(use, buf, count, datatype, comm, peer, out, why, &cacheable))
+        return true;
+    if (cacheable)
+        last = {datatype, count, use, generation, *why};
+    return false;
+}
+
+namespace {
+
+bool plan_uncached(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm comm, int peer,
+                   Plan *out, Fallback *why, bool *cacheable) {
     if (config().disabled) {
         *why = Fallback::Disabled;
         return false;
@@ -57,6 +100,7 @@ bool plan(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm c
         *why = Fallback::NotCommitted;
         return false;
     }
+    *cacheable = true; // from here on every fallback depends only on (type, count, use) and the settings
     const bool p2p = use == Use::Send || use == Use::Recv;
     const Use cost_use = use == Use::MatchedRecv ? Use::Unpack : use;
     const bool writes = use == Use::Unpack || use == Use::Recv || use == Use::MatchedRecv;
@@ -134,8 +178,10 @@ bool plan(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm c
         *why = Fallback::TooLarge;
         return false;
     }
-    if (p2p && !peer_on_node(comm, peer, why))
+    if (p2p && !peer_on_node(comm, peer, why)) {
+        *cacheable = false; // depends on the peer
         return false;
+    }
     out->where.on_caller = info.verdict == TypeVerdict::Blocks || !use_engine(static_cast<size_t>(bytes));
     out->wire_type = info.leaf;
     out->wire_count = static_cast<int>(leaves);
@@ -153,4 +199,5 @@ bool plan(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm c
     return true;
 }
 
+} // namespace
 } // namespace kupl_mpi

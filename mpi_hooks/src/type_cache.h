@@ -4,6 +4,8 @@
 
 #include "type_layout.h"
 
+#include <cstdint>
+
 namespace kupl_mpi {
 
 /** What the cache knows about one committed datatype. */
@@ -27,5 +29,7 @@ void type_cache_remove(MPI_Datatype datatype);
  * reused by a type we did not see committed).
  */
 bool type_cache_find(MPI_Datatype datatype, TypeInfo *info);
+/** Changes whenever a type is added or removed: decisions derived from the cache hold while it stays. */
+uint64_t type_cache_generation();
 
 } // namespace kupl_mpi
