@@ -29,6 +29,8 @@ const char *accel_name(Accel a) {
         return "unpack";
     case Accel::Persistent:
         return "persistent-start";
+    case Accel::Collective:
+        return "collective";
     case Accel::kCount:
         break;
     }
@@ -83,6 +85,8 @@ const char *fallback_name(Fallback f) {
         return "bad-argument";
     case Fallback::NoMemory:
         return "no-memory";
+    case Fallback::InPlace:
+        return "in-place";
     case Fallback::kCount:
         break;
     }

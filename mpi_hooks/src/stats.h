@@ -31,11 +31,12 @@ enum class Fallback {
     BufferTooSmall,    // Pack/Unpack that Open MPI must reject itself
     BadArgument,       // let Open MPI report it
     NoMemory,          // a staging buffer or the bookkeeping of a request could not be allocated
+    InPlace,           // a collective with MPI_IN_PLACE
     kCount
 };
 
 /** What an accelerated call did. */
-enum class Accel { Send, Recv, Pack, Unpack, Persistent, kCount };
+enum class Accel { Send, Recv, Pack, Unpack, Persistent, Collective, kCount };
 
 const char *fallback_name(Fallback f);
 
