@@ -87,6 +87,8 @@ const char *fallback_name(Fallback f) {
         return "no-memory";
     case Fallback::InPlace:
         return "in-place";
+    case Fallback::CollMultiNode:
+        return "collective-multi-node";
     case Fallback::kCount:
         break;
     }

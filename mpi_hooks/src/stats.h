@@ -32,6 +32,7 @@ enum class Fallback {
     BadArgument,       // let Open MPI report it
     NoMemory,          // a staging buffer or the bookkeeping of a request could not be allocated
     InPlace,           // a collective with MPI_IN_PLACE
+    CollMultiNode,     // a collective on a communicator spanning nodes
     kCount
 };
 

@@ -62,7 +62,7 @@ void prepare(Side &s, bool sending, bool significant, const void *buf, int count
         return;
     Fallback why = Fallback::BadArgument;
     if (!peer_on_node(comm, MPI_ANY_SOURCE, &why)) {
-        stats_fallback(why);
+        stats_fallback(why == Fallback::AnySourceOffNode ? Fallback::CollMultiNode : why);
         return;
     }
     MPI_Aint lb = 0, extent = 0;
