@@ -5,8 +5,9 @@
  * processes, alternating every repetition. Run with the interposer preloaded
  * and KUPL_MPI_FORCE=1 (so "on" always stages):
  *   mpirun -np 2 --mca btl self,vader -x LD_PRELOAD=libkupl_mpi.so -x KUPL_MPI_FORCE=1 ./kupl_mpi_cost_probe
- * With one rank only MPI_Pack/MPI_Unpack are timed. An argument runs only the cases whose name contains it ("FFT", "w=8 ", "irregular").
- * Prints one line per case: median times off/on and the ratio off/on (> 1: the interposer is faster).
+ * With one rank only MPI_Pack/MPI_Unpack are timed. An argument runs only the cases whose name contains it
+ * ("FFT", "w=8 ", "irregular"). Prints one line per case: median times off/on and the ratio off/on (> 1: the
+ * interposer is faster).
  */
 #include <dlfcn.h>
 #include <mpi.h>
@@ -54,6 +55,13 @@ static void pingpong_op(MPI_Datatype t, int count, int inner) {
             MPI_Send(buf, count, t, 0, 0, MPI_COMM_WORLD);
         }
     }
+}
+
+static int nranks_world = 1;
+static MPI_Datatype a2a_recv_type = MPI_DATATYPE_NULL; /* contiguous receive side of the transpose */
+static void alltoall_op(MPI_Datatype t, int count, int inner) {
+    for (int i = 0; i < inner; ++i)
+        MPI_Alltoall(buf, count, t, buf2, 1, a2a_recv_type, MPI_COMM_WORLD);
 }
 
 static void measure(const char *what, const char *name, op_fn op, MPI_Datatype t, int count, int both) {
@@ -144,6 +152,7 @@ int main(int argc, char **argv) {
     memset(buf, 1, arena);
     memset(buf2, 2, arena);
     only = argc > 1 ? argv[1] : "";
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks_world);
     int nranks = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     with_pingpong = nranks >= 2;
@@ -215,6 +224,26 @@ int main(int argc, char **argv) {
         MPI_Type_create_resized(a, 0, 16, &b);
         MPI_Type_free(&a);
         run("FFT transpose complex (16 B)", b, 64);
+    }
+    /* The 2D FFT's MPI_Alltoall: an n x n matrix of doubles distributed by rows, each peer's
+     * block sent as `rows` resized columns, received contiguous. */
+    if (with_pingpong) {
+        const int sizes[] = {64, 128, 256, 512, 1024};
+        for (int si = 0; si < 5; ++si) {
+            const int n = sizes[si], rows = n / nranks_world;
+            MPI_Datatype col, t;
+            MPI_Type_vector(rows, 1, n, MPI_DOUBLE, &col);
+            MPI_Type_create_resized(col, 0, sizeof(double), &t);
+            MPI_Type_free(&col);
+            MPI_Type_commit(&t);
+            MPI_Type_contiguous(rows * rows, MPI_DOUBLE, &a2a_recv_type);
+            MPI_Type_commit(&a2a_recv_type);
+            snprintf(name, sizeof name, "FFT Alltoall n=%d (%d KiB per peer)", n, rows * rows * 8 / 1024);
+            if (!*only || strstr(name, only))
+                measure("alltoall", name, alltoall_op, t, rows, 1);
+            MPI_Type_free(&t);
+            MPI_Type_free(&a2a_recv_type);
+        }
     }
     MPI_Finalize();
     return 0;
