@@ -5,7 +5,6 @@
 // staging buffer and is unpacked when the application completes the request.
 // On the wire the message is the packed bytes as leaf elements (wire_format.h): what Open MPI
 // itself would send, so peers may use any layout of the same signature.
-#include "node_map.h"
 #include "request_table.h"
 #include "wire_format.h"
 
@@ -268,11 +267,12 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
                          int recvtag, MPI_Comm comm, MPI_Status *status) {
-    Plan p;
-    Fallback why = Fallback::BadArgument;
+    Plan p, from_source;
     StagingBuffer staging;
+    // Planned as a receive too: the source must be on the node and the buffer safe to unpack into
+    // (blocks proven disjoint), which a send alone does not need.
     const bool fast = plan_or_count(Use::Send, buf, count, type, comm, dest, &p) &&
-                      (peer_on_node(comm, source, &why) || (stats_fallback(why), false)) &&
+                      plan_or_count(Use::Recv, buf, count, type, comm, source, &from_source) &&
                       stage_send(p, &staging);
     if (!fast)
         return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);

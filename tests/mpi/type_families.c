@@ -177,6 +177,25 @@ int main(int argc, char **argv) {
         MPI_Type_indexed(8, lens, disp, MPI_DOUBLE, &t);
         family("indexed", t, 3, 64, MPI_DOUBLE, 0);
     }
+    { /* MPI_Sendrecv_replace with a block list: each rank's buffer differs; the typemap takes the peer's */
+        int lens[6] = {3, 1, 7, 2, 40, 1}, disp[6] = {0, 5, 11, 30, 60, 200};
+        MPI_Type_indexed(6, lens, disp, MPI_DOUBLE, &t);
+        t = commit(t);
+        unsigned char *peer_data = malloc(ARENA);
+        for (size_t i = 0; i < ARENA; ++i) {
+            dst_mine[i] = (unsigned char)(src[i] ^ (rank + 1));
+            peer_data[i] = (unsigned char)(src[i] ^ (2 - rank));
+        }
+        memcpy(dst_ompi, dst_mine, ARENA);
+        int pos = 0, upos = 0;
+        PMPI_Pack(peer_data + 64, 3, t, scratch, ARENA, &pos, MPI_COMM_SELF);
+        PMPI_Unpack(scratch, pos, &upos, dst_ompi + 64, 3, t, MPI_COMM_SELF);
+        MPI_Sendrecv_replace(dst_mine + 64, 3, t, 1 - rank, 7, 1 - rank, 7, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE);
+        CHECK(memcmp(dst_mine, dst_ompi, ARENA) == 0, "Sendrecv_replace with an indexed type differs");
+        free(peer_data);
+        MPI_Type_free(&t);
+    }
     { /* indexed with a long regular stretch: run-length offsets */
         int lens[70], disp[70];
         for (int i = 0; i < 70; ++i) {
