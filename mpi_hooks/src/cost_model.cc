@@ -23,8 +23,18 @@ namespace {
 //    memcpy-bound there and its two-core pipeline beats pack-send-unpack; so do
 //    grids spread over more than ~12 MiB (0.05-0.35x: a TLB miss per row, paid
 //    twice) and messages over 64 KiB.
+//  - Re-measured for issue 14 with mpi_hooks/bench/cost_probe.c (interposer on and
+//    off alternating in one process, KUPL_MPI_FORCE=1, 31 repetitions, medians,
+//    host loaded to 12-30 on its 2 cores): MPI_Pack/MPI_Unpack of a grid of
+//    4 KiB is 0.64/0.65x for 128 B rows and 0.58/0.58x for 256 B rows (16-32 rows:
+//    the call's fixed cost decides), ~0.9-1.14x at 32 KiB; 40-64 B rows 1.07-2.06x,
+//    4-24 B rows 2.6-6x. So rows over 64 B stay with Open MPI (before: 256 B), also
+//    for MG y-faces (528 B rows: 0.90-0.92x when forced) and NAS LU y (2560 B rows:
+//    0.97-0.98x). NAS LU x (40 B rows) 1.01-1.26x, MILC (48 B) 1.58-1.93x stay taken.
 constexpr MPI_Count kCacheFriendlySpan = MPI_Count(4) << 20;
-constexpr size_t kPackMaxWidth = 256;
+constexpr size_t kPackMaxWidth = 64;
+constexpr size_t kPackMinBytesWidth = 32; // rows wider than this need kPackMinBytesWide bytes
+constexpr size_t kPackMinBytesWide = 4096;
 constexpr size_t kP2pMaxWidth = 32;
 constexpr size_t kP2pMaxBytes = size_t(64) << 10;
 constexpr MPI_Count kP2pMaxSpan = MPI_Count(12) << 20;
@@ -46,8 +56,47 @@ bool worth_accelerating(Use use, const StridedLayout &message, size_t min_bytes)
     if (use == Use::Send || use == Use::Recv)
         return config().p2p && message.width <= kP2pMaxWidth && bytes <= kP2pMaxBytes &&
                span_of(message) <= kP2pMaxSpan;
+    // Rows of 40-64 B gain only once the call's fixed cost is spread: 1.07-1.38x at 4 KiB, but
+    // 0.94-1.01x (pack) for NAS LU x's 2.5 KiB of 40 B rows.
+    if (message.width > kPackMinBytesWidth && bytes < kPackMinBytesWide)
+        return bytes >= config().engine_bytes;
     return (message.width <= kPackMaxWidth && span_of(message) <= kCacheFriendlySpan) ||
            bytes >= config().engine_bytes;
+}
+
+// Block lists (same cost_probe runs; irregular hindexed_block, blocks permuted over
+// twice their bytes, 4 KiB / 32 KiB / 256 KiB): MPI_Pack and MPI_Unpack with the
+// width-specialised kernels against Open MPI's one memcpy per block:
+//   4 B 4.9-22x, 8 B 3.1-5.9x, 16 B 2.8-5.2x, 24 B 3.1-4.3x, 40 B 2.6-3.1x,
+//   48 B 2.0-3.1x, 64 B 1.3-2.3x, 128 B 0.85-1.29x, 256 B 0.62-1.13x, 512 B 0.64-1.14x.
+// DDT patterns: SPECFEM3D (6000 single floats) 3.4-4.0x, its 12 B form 3.6-4.3x,
+// LAMMPS (2000 atoms of 24 B) 3.6-3.9x, WRF (struct of 4 subarrays, 12 B rows)
+// 2.5-3.4x. So blocks averaging up to 64 B are taken, wider ones are not (where in
+// doubt, Open MPI). Point to point the message size limit of grids holds (Open MPI's
+// two-core pipeline wins on large messages); ping-pong of 32 KiB of irregular 64 B
+// blocks measured 1.35x and of 8 B blocks far more (Open MPI pays a convertor step
+// per block on both sides), but on a host loaded to 30 on 2 cores, so P2P block lists
+// keep the grids' conservative size limits with the pack width limit.
+// Collectives (wrap_coll.cc) apply the point-to-point rules to each peer's block. Forced
+// MPI_Alltoall of the 2D FFT transpose (cost_probe, 2 ranks, same loaded host) read
+// 20-38x for 8-128 KiB per peer and 0.94-0.99x for 512 KiB-2 MiB, but the same run
+// with both paths going to Open MPI read anywhere from 0.34x to 28x: multi-rank timings
+// on that host do not support moving the limits, so they stay where the quiet-host
+// point-to-point measurements put them.
+constexpr size_t kBlocksPackMaxWidth = 64;
+constexpr size_t kBlocksP2pMaxWidth = 64;
+
+bool worth_accelerating_blocks(Use use, const BlockLayout &element, MPI_Count count, MPI_Aint extent,
+                               size_t min_bytes) {
+    const MPI_Count bytes = element.bytes * count;
+    if (static_cast<size_t>(bytes) < min_bytes || element.blocks == 0)
+        return false;
+    const size_t avg_width = static_cast<size_t>(element.bytes / element.blocks);
+    const MPI_Count span = (element.hi - element.lo) + (count - 1) * (extent < 0 ? -extent : extent);
+    if (use == Use::Send || use == Use::Recv)
+        return config().p2p && avg_width <= kBlocksP2pMaxWidth &&
+               static_cast<size_t>(bytes) <= kP2pMaxBytes && span <= kP2pMaxSpan;
+    return avg_width <= kBlocksPackMaxWidth && span <= kCacheFriendlySpan;
 }
 
 } // namespace kupl_mpi

@@ -7,5 +7,8 @@
 namespace kupl_mpi {
 
 bool worth_accelerating(Use use, const StridedLayout &message, size_t min_bytes);
+/** The same for count elements of a block list, extent bytes apart. */
+bool worth_accelerating_blocks(Use use, const BlockLayout &element, MPI_Count count, MPI_Aint extent,
+                               size_t min_bytes);
 
 } // namespace kupl_mpi

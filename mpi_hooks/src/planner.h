@@ -24,7 +24,13 @@ struct Plan {
 };
 
 /** What the message is used for; the cost model differs. */
-enum class Use { Pack, Unpack, Send, Recv };
+enum class Use {
+    Pack,
+    Unpack,
+    Send,
+    Recv,
+    MatchedRecv, // MPI_Mrecv/Imrecv: an unpack (the source is matched already) that needs a wire type
+};
 
 /**
  * Plans count elements of datatype at buf. False with *why if it must fall back.

@@ -10,7 +10,7 @@
 namespace kupl_mpi {
 namespace {
 
-constexpr int kVerdicts = 6;
+constexpr int kVerdicts = static_cast<int>(TypeVerdict::kCount);
 std::atomic<uint64_t> g_types[kVerdicts];
 std::atomic<uint64_t> g_fallbacks[static_cast<int>(Fallback::kCount)];
 std::atomic<uint64_t> g_accel_calls[static_cast<int>(Accel::kCount)];
@@ -29,6 +29,8 @@ const char *accel_name(Accel a) {
         return "unpack";
     case Accel::Persistent:
         return "persistent-start";
+    case Accel::Collective:
+        return "collective";
     case Accel::kCount:
         break;
     }
@@ -41,10 +43,24 @@ const char *fallback_name(Fallback f) {
     switch (f) {
     case Fallback::Disabled:
         return "disabled";
+    case Fallback::SwitchedOff:
+        return "switched-off";
     case Fallback::NotCommitted:
         return "type-not-derived-or-not-seen";
-    case Fallback::TypeNotStrided:
-        return "type-not-strided";
+    case Fallback::TypeUnsupported:
+        return "type-unsupported-combiner";
+    case Fallback::TypeLeafHoles:
+        return "type-leaf-with-holes";
+    case Fallback::TypeTooManyBlocks:
+        return "type-too-many-blocks";
+    case Fallback::TypeEmpty:
+        return "type-empty";
+    case Fallback::NotMonotonic:
+        return "not-monotonic";
+    case Fallback::Overlapping:
+        return "overlapping";
+    case Fallback::MixedLeaves:
+        return "mixed-leaves";
     case Fallback::Contiguous:
         return "contiguous";
     case Fallback::ZeroCount:
@@ -69,6 +85,10 @@ const char *fallback_name(Fallback f) {
         return "bad-argument";
     case Fallback::NoMemory:
         return "no-memory";
+    case Fallback::InPlace:
+        return "in-place";
+    case Fallback::CollMultiNode:
+        return "collective-multi-node";
     case Fallback::kCount:
         break;
     }

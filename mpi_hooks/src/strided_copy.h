@@ -3,9 +3,11 @@
 // a batch in flight at once, then one wait; small ones run on the caller.
 #pragma once
 
+#include "block_layout.h"
 #include "strided_layout.h"
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 namespace kupl_mpi {
@@ -14,6 +16,13 @@ namespace kupl_mpi {
 struct Placement {
     StridedLayout layout; // message layout: the datatype's grid repeated count times
     const void *base = nullptr;
+    /**
+     * Set for a block list: then the message is count elements of *blocks,
+     * extent bytes apart, copied on the calling thread, and layout is unused.
+     */
+    std::shared_ptr<const BlockLayout> blocks;
+    MPI_Count count = 0;
+    MPI_Aint extent = 0;
     /**
      * Copy with kupl_memcpy2d on the calling thread rather than with
      * kupl_memcpy2d_async on the engine's channels: for copies too small to

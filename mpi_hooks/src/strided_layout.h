@@ -46,28 +46,27 @@ struct StridedLayout {
     bool repeat(MPI_Count count, MPI_Aint stride);
     /** Merges dims that describe one longer run (drops count-1 dims, fuses adjacent dims). */
     void normalize();
-    /** True if strides are positive and blocks are visited at strictly increasing, non-overlapping addresses.
-     */
-    bool is_monotonic() const;
+    /** True if every stride is positive (what kupl_memcpy2d's pitches can express). */
+    bool strides_positive() const;
+    /** Proven: no byte is in two blocks (checked with the dimensions sorted by stride). */
+    bool is_disjoint() const;
+    /** [lo, hi): the bytes the grid touches, relative to the buffer. */
+    void bounds(MPI_Aint *lo, MPI_Aint *hi) const;
     std::string describe() const;
 };
 
-/** Why a committed datatype is not accelerated. */
+/** What a committed datatype is, or why it is not accelerated. */
 enum class TypeVerdict {
-    Strided,      // a 2D (or deeper) strided grid of one predefined dense leaf
-    Contiguous,   // dense: Open MPI already moves it with one memcpy
-    Unsupported,  // combiner we do not decode (struct, indexed, darray, ...)
-    NotDenseLeaf, // leaf type with holes (MPI_DOUBLE_INT, ...) or mixed leaves
-    NotMonotonic, // negative strides or overlapping blocks
-    Empty,        // zero-size type
+    Strided,       // one strided grid (any number of dimensions, in any stride order) of dense leaves
+    Contiguous,    // dense: Open MPI already moves it with one memcpy
+    Blocks,        // a list of blocks and grids (indexed, struct, ...; see block_layout.h)
+    Unsupported,   // combiner we do not decode (darray, Fortran parameterised types, ...)
+    NotDenseLeaf,  // a predefined leaf with holes (MPI_DOUBLE_INT, ...)
+    TooManyBlocks, // more blocks or runs than the block list keeps (kMaxRuns)
+    Empty,         // zero-size type
+    kCount
 };
 
 const char *verdict_name(TypeVerdict v);
-
-/**
- * Decodes datatype with MPI_Type_get_envelope/get_contents (freeing the derived
- * types get_contents returns). On Strided fills *layout for one element.
- */
-TypeVerdict analyse_datatype(MPI_Datatype datatype, StridedLayout *layout);
 
 } // namespace kupl_mpi

@@ -54,8 +54,10 @@ WireType make_wire_type(MPI_Datatype leaf, int n) {
 
 void stage_pack(CopyBatch &batch, const Plan &p, char *staging) {
     batch.pack(p.where, staging + p.gap);
-    if (p.gap) // leaf 0 is the head of the first block: take it from the user's buffer
-        std::memcpy(staging, p.where.grid_start(), p.gap);
+    if (p.gap) { // leaf 0 goes in front of the gap: take it from the packed copy once that is done
+        batch.wait();
+        std::memcpy(staging, staging + p.gap, p.gap);
+    }
 }
 
 void stage_unpack(CopyBatch &batch, const Plan &p, char *staging, size_t bytes) {

@@ -5,7 +5,6 @@
 // staging buffer and is unpacked when the application completes the request.
 // On the wire the message is the packed bytes as leaf elements (wire_format.h): what Open MPI
 // itself would send, so peers may use any layout of the same signature.
-#include "node_map.h"
 #include "request_table.h"
 #include "wire_format.h"
 
@@ -211,7 +210,7 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, 
 int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status) {
     Plan p;
     if (!message || *message == MPI_MESSAGE_NULL || *message == MPI_MESSAGE_NO_PROC ||
-        !plan_or_count(Use::Unpack, buf, count, type, MPI_COMM_NULL, 0, &p))
+        !plan_or_count(Use::MatchedRecv, buf, count, type, MPI_COMM_NULL, 0, &p))
         return PMPI_Mrecv(buf, count, type, message, status);
     StagingBuffer staging;
     if (!new_staging(p, &staging))
@@ -225,7 +224,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
 int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request) {
     Plan p;
     if (!message || !request || *message == MPI_MESSAGE_NULL || *message == MPI_MESSAGE_NO_PROC ||
-        !plan_or_count(Use::Unpack, buf, count, type, MPI_COMM_NULL, 0, &p))
+        !plan_or_count(Use::MatchedRecv, buf, count, type, MPI_COMM_NULL, 0, &p))
         return PMPI_Imrecv(buf, count, type, message, request);
     OpPtr op = new_op_or_count();
     if (!op)
@@ -268,11 +267,12 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
                          int recvtag, MPI_Comm comm, MPI_Status *status) {
-    Plan p;
-    Fallback why = Fallback::BadArgument;
+    Plan p, from_source;
     StagingBuffer staging;
+    // Planned as a receive too: the source must be on the node and the buffer safe to unpack into
+    // (blocks proven disjoint), which a send alone does not need.
     const bool fast = plan_or_count(Use::Send, buf, count, type, comm, dest, &p) &&
-                      (peer_on_node(comm, source, &why) || (stats_fallback(why), false)) &&
+                      plan_or_count(Use::Recv, buf, count, type, comm, source, &from_source) &&
                       stage_send(p, &staging);
     if (!fast)
         return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
