@@ -224,6 +224,16 @@ int local_ranks_from_environment() {
     return 1;
 }
 
+std::string channel_text(const ChannelPlacement &channel, ThreadBinding binding) {
+    if (binding == ThreadBinding::none)
+        return "unbound (KUPL_BIND_CHANNELS=0)";
+    if (channel.cpus.empty())
+        return "unbound (no cpus)";
+    if (binding == ThreadBinding::core)
+        return "core (cpus " + channel.cpus + ") numa " + std::to_string(channel.node);
+    return "numa " + std::to_string(channel.node) + " (cpus " + channel.cpus + ")";
+}
+
 std::string describe_plan(const PlacementPlan &plan) {
     std::string out;
     char line[512];
@@ -248,11 +258,7 @@ std::string describe_plan(const PlacementPlan &plan) {
     }
     add("copy channels      %zu\n", plan.channels.size());
     for (std::size_t i = 0; i < plan.channels.size(); ++i) {
-        const ChannelPlacement &channel = plan.channels[i];
-        if (channel.cpus.empty())
-            add("  channel %-3zu      numa %d, unbound\n", i, channel.node);
-        else
-            add("  channel %-3zu      numa %d, cpus %s\n", i, channel.node, channel.cpus.c_str());
+        add("  channel %-3zu      %s\n", i, channel_text(plan.channels[i], plan.binding).c_str());
     }
     add("host executors     %d\n", plan.executors);
     add("omp devices        %d (one per NUMA node; KUPL_OMP_NUM_DEVICES overrides)\n", plan.omp_devices);

@@ -92,6 +92,10 @@ int route_copy(const PlacementPlan &plan, int destination_node);
 // MPI_LOCALNRANKS); 1 when neither is set to a positive integer.
 int local_ranks_from_environment();
 
+// Where a channel of the plan runs, worded as the runtime reports a channel it bound that way
+// (kuplx_get_channel_placement): "numa 1 (cpus 32-63)", "core (cpus 63) numa 1", "unbound (...)".
+std::string channel_text(const ChannelPlacement &channel, ThreadBinding binding);
+
 // The plan as kupl-info prints it (several lines, each ending in '\n').
 std::string describe_plan(const PlacementPlan &plan);
 

@@ -62,13 +62,10 @@ PlacementPlan Topology::plan(const PlacementInputs &inputs) const {
 }
 
 std::string Topology::bind_calling_thread(const ChannelPlacement &channel, ThreadBinding binding) const {
-    if (binding == ThreadBinding::none)
-        return "unbound (KUPL_BIND_CHANNELS=0)";
+    if (binding == ThreadBinding::none || channel.cpus.empty())
+        return channel_text(channel, binding);
     if (topology_ == nullptr)
         return "unbound (no topology)";
-    if (channel.cpus.empty())
-        return "unbound (no cpus)";
-    char text[160];
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
     if (set == nullptr || hwloc_bitmap_list_sscanf(set, channel.cpus.c_str()) != 0) {
         hwloc_bitmap_free(set);
@@ -77,12 +74,8 @@ std::string Topology::bind_calling_thread(const ChannelPlacement &channel, Threa
     const int refused = hwloc_set_cpubind(topology_, set, HWLOC_CPUBIND_THREAD);
     hwloc_bitmap_free(set);
     if (refused != 0)
-        std::snprintf(text, sizeof text, "unbound (binding to cpus %s refused)", channel.cpus.c_str());
-    else if (binding == ThreadBinding::core)
-        std::snprintf(text, sizeof text, "core (cpus %s) numa %d", channel.cpus.c_str(), channel.node);
-    else
-        std::snprintf(text, sizeof text, "numa %d (cpus %s)", channel.node, channel.cpus.c_str());
-    return text;
+        return "unbound (binding to cpus " + channel.cpus + " refused)";
+    return channel_text(channel, binding); // worded as kupl-info --topology words the plan
 }
 
 int Topology::numa_node_of(const void *address) const {

@@ -267,7 +267,7 @@ TEST(Placement, DescriptionNamesNodesChannelsExecutorsAndDevices) {
         << text;
     EXPECT_NE(text.find("numa 0 (os 0)      0 of 32 core(s) allowed, 0 channel(s)\n"), std::string::npos)
         << text;
-    EXPECT_NE(text.find("copy channels      1\n  channel 0        numa 2, cpus 77\n"), std::string::npos)
+    EXPECT_NE(text.find("copy channels      1\n  channel 0        numa 2 (cpus 77)\n"), std::string::npos)
         << text;
     EXPECT_NE(text.find("host executors     1\n"), std::string::npos) << text;
     EXPECT_NE(text.find("omp devices        4 "), std::string::npos) << text;
