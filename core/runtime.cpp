@@ -92,9 +92,15 @@ std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const 
     // Each pool runs with the threads the system lets it start, at least one (else it throws and
     // the runtime does not start); a shortfall is reported once, below. The executor's first
     // thread starts before the channels, so channels that take every thread left still leave it one.
-    auto executor = std::make_unique<exec::Executor>(1, config.executor_spin_us, counters);
-    auto backend = std::make_unique<copy::SoftwareBackend>(options, topology, counters);
-    executor->add_threads(executors - 1);
+    // Started on the process's allowed cpus: runtime threads inherit them, not the (maybe
+    // narrower) binding of the application thread that happens to start the runtime.
+    std::unique_ptr<exec::Executor> executor;
+    std::unique_ptr<copy::SoftwareBackend> backend;
+    topology.run_bound_to(options.plan.allowed_cpus, [&] {
+        executor = std::make_unique<exec::Executor>(1, config.executor_spin_us, counters);
+        backend = std::make_unique<copy::SoftwareBackend>(options, topology, counters);
+        executor->add_threads(executors - 1);
+    });
     const int channels = backend->num_channels();
     if (channels < options.num_channels || executor->num_threads() < executors)
         support::notice("the system refused some threads (ulimit -u or address space): running with %d of %d "

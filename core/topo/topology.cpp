@@ -78,6 +78,28 @@ std::string Topology::bind_calling_thread(const ChannelPlacement &channel, Threa
     return channel_text(channel, binding); // worded as kupl-info --topology words the plan
 }
 
+void Topology::run_bound_to(const std::string &cpus, const std::function<void()> &start) const {
+    hwloc_bitmap_t wanted = topology_ != nullptr && !cpus.empty() ? hwloc_bitmap_alloc() : nullptr;
+    hwloc_bitmap_t own = wanted != nullptr ? hwloc_bitmap_alloc() : nullptr;
+    bool rebound = false;
+    if (own != nullptr && hwloc_bitmap_list_sscanf(wanted, cpus.c_str()) == 0 &&
+        hwloc_get_cpubind(topology_, own, HWLOC_CPUBIND_THREAD) == 0 && !hwloc_bitmap_isequal(own, wanted))
+        rebound = hwloc_set_cpubind(topology_, wanted, HWLOC_CPUBIND_THREAD) == 0;
+    try {
+        start();
+    } catch (...) {
+        if (rebound)
+            hwloc_set_cpubind(topology_, own, HWLOC_CPUBIND_THREAD);
+        hwloc_bitmap_free(own);
+        hwloc_bitmap_free(wanted);
+        throw;
+    }
+    if (rebound)
+        hwloc_set_cpubind(topology_, own, HWLOC_CPUBIND_THREAD);
+    hwloc_bitmap_free(own);
+    hwloc_bitmap_free(wanted);
+}
+
 int Topology::numa_node_of(const void *address) const {
     if (topology_ == nullptr || num_numa_nodes_ < 2)
         return -1;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 
 struct hwloc_topology;
@@ -37,6 +38,13 @@ class Topology {
     // "numa 1 (cpus 8-15)". Never fails hard: if binding is refused the thread stays where it
     // was and the text says so.
     std::string bind_calling_thread(const ChannelPlacement &channel, ThreadBinding binding) const;
+
+    // Runs `start` with the calling thread bound to `cpus` (hwloc list form), then gives the thread
+    // its own binding back. Threads started inside inherit `cpus`: the executors get the process's
+    // allowed cpus even when the thread that first calls KUPL is bound to one core (an OpenMP
+    // master thread under OMP_PROC_BIND). Does nothing special where the thread already runs on
+    // exactly `cpus`, or if binding is refused. Exceptions from `start` pass through.
+    void run_bound_to(const std::string &cpus, const std::function<void()> &start) const;
 
     // The logical index of the NUMA node holding the page at `address`; -1 if unknown (page not
     // yet touched, query refused, or a topology that is not this machine). One system call
