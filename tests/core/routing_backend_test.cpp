@@ -208,6 +208,8 @@ TEST_F(RoutingBackend, UnsplitCopiesGoToAnyChannelAfterTheyPark) {
         EXPECT_TRUE(landed(small, 4096));
     }
     done_a.release();
+    backend.reset(); // joins the channels: the held one has left done_a before done_a goes
+    EXPECT_EQ(done_a.calls(), 1);
 }
 
 TEST_F(RoutingBackend, ManyThreadsManyNodesEveryCopyLandsOnce) {
