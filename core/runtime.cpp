@@ -4,6 +4,7 @@
 #include "kupl.h"
 #include "support/env_config.h"
 #include "support/log.h"
+#include "topo/placement.h"
 
 #include <pthread.h>
 #include <unistd.h>
@@ -12,8 +13,8 @@
 #include <atomic>
 #include <cstdio>
 #include <new>
-#include <thread>
 #include <string>
+#include <thread>
 
 namespace kupl {
 namespace {
@@ -55,48 +56,58 @@ std::size_t default_nt_threshold(const topo::Topology &topology) {
     return std::max<std::size_t>(llc == 0 ? std::size_t{32} << 20 : llc, std::size_t{8} << 20);
 }
 
-// Thread counts above this are taken as this: more threads than any machine we target has cores
-// only cost memory and start-up time, and a typo (KUPL_NUM_CHANNELS=100000) must not try to start
-// a hundred thousand threads.
-constexpr int kMaxThreadsPerPool = 1024;
-
+// Thread counts above topo::kMaxThreadsPerPool are taken as that: more threads than any machine
+// we target has cores only cost memory and start-up time, and a typo (KUPL_NUM_CHANNELS=100000)
+// must not try to start a hundred thousand threads.
 int capped_thread_count(int wanted, const char *variable) {
-    if (wanted <= kMaxThreadsPerPool)
+    if (wanted <= topo::kMaxThreadsPerPool)
         return wanted;
     support::notice("%s=%d is more than the %d threads allowed; using %d", variable, wanted,
-                    kMaxThreadsPerPool, kMaxThreadsPerPool);
-    return kMaxThreadsPerPool;
+                    topo::kMaxThreadsPerPool, topo::kMaxThreadsPerPool);
+    return topo::kMaxThreadsPerPool;
 }
 
 std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const topo::Topology &topology,
                                            support::Counters &counters, support::FaultInjector &faults) {
+    // Channels, their cpus and the executor count come from the placement plan (topo/placement.h):
+    // sized by the cores this process may run on, per NUMA node; KUPL_NUM_CHANNELS and
+    // KUPL_NUM_EXECUTORS win.
+    topo::PlacementInputs inputs;
+    inputs.num_channels =
+        config.num_channels > 0 ? capped_thread_count(config.num_channels, "KUPL_NUM_CHANNELS") : 0;
+    inputs.num_executors =
+        config.num_executors > 0 ? capped_thread_count(config.num_executors, "KUPL_NUM_EXECUTORS") : 0;
+    inputs.binding = static_cast<topo::ThreadBinding>(config.bind_channels);
+    inputs.local_ranks = topo::local_ranks_from_environment();
     copy::SoftwareBackendOptions options;
-    // One channel per core but one: the caller's core runs the application, and a caller that
-    // waits takes pieces itself (Engine::block_until), so a 2-core machine still copies with two.
-    options.num_channels = config.num_channels > 0
-                               ? capped_thread_count(config.num_channels, "KUPL_NUM_CHANNELS")
-                               : std::max(1, std::min(topology.num_cores() - 1, kMaxThreadsPerPool));
+    options.plan = topology.plan(inputs);
+    options.num_channels = static_cast<int>(options.plan.channels.size());
     options.split_threshold = config.mt_threshold;
     options.nt_threshold = config.nt_threshold > 0 ? config.nt_threshold : default_nt_threshold(topology);
     options.spin_us = config.spin_us;
     options.helpers = config.wait_helps ? 1 : 0;
-    options.binding = static_cast<topo::ThreadBinding>(config.bind_channels);
-    const int executors = config.num_executors > 0
-                              ? capped_thread_count(config.num_executors, "KUPL_NUM_EXECUTORS")
-                              : std::min(topology.num_cores(), kMaxThreadsPerPool);
+    options.binding = inputs.binding;
+    options.locate = [&topology](const void *address) { return topology.numa_node_of(address); };
+    const int executors = options.plan.executors;
     // Each pool runs with the threads the system lets it start, at least one (else it throws and
     // the runtime does not start); a shortfall is reported once, below. The executor's first
     // thread starts before the channels, so channels that take every thread left still leave it one.
-    auto executor = std::make_unique<exec::Executor>(1, config.executor_spin_us, counters);
-    auto backend = std::make_unique<copy::SoftwareBackend>(options, topology, counters);
-    executor->add_threads(executors - 1);
+    // Started on the process's allowed cpus: runtime threads inherit them, not the (maybe
+    // narrower) binding of the application thread that happens to start the runtime.
+    std::unique_ptr<exec::Executor> executor;
+    std::unique_ptr<copy::SoftwareBackend> backend;
+    topology.run_bound_to(options.plan.allowed_cpus, [&] {
+        executor = std::make_unique<exec::Executor>(1, config.executor_spin_us, counters);
+        backend = std::make_unique<copy::SoftwareBackend>(options, topology, counters);
+        executor->add_threads(executors - 1);
+    });
     const int channels = backend->num_channels();
     if (channels < options.num_channels || executor->num_threads() < executors)
         support::notice("the system refused some threads (ulimit -u or address space): running with %d of %d "
                         "copy channels and %d of %d executors",
                         channels, options.num_channels, executor->num_threads(), executors);
     return std::make_unique<sched::Engine>(config, std::move(backend), std::move(executor),
-                                           topology.num_cores(), counters, faults);
+                                           options.plan.allowed_cores, counters, faults);
 }
 
 // KUPL_STATS: the counters on stderr, in the style of the MPI interposer's KUPL_MPI_STATS.

@@ -19,10 +19,11 @@ Config read_config_from_environment() {
     config.sync_threshold = read_size(sync_name, config.sync_threshold);
     config.nt_threshold = read_size("KUPL_NT_THRESHOLD", config.nt_threshold, 0, env::kMaxBytes,
                                     "the last-level cache size, >= 8M");
-    config.num_channels = static_cast<int>(read_integer("KUPL_NUM_CHANNELS", config.num_channels, 1,
-                                                        kMaxThreads, "threads", "one per core but one"));
-    config.num_executors = static_cast<int>(
-        read_integer("KUPL_NUM_EXECUTORS", config.num_executors, 1, kMaxThreads, "threads", "one per core"));
+    config.num_channels =
+        static_cast<int>(read_integer("KUPL_NUM_CHANNELS", config.num_channels, 1, kMaxThreads, "threads",
+                                      "one per 4 allowed cores of a NUMA node, at most 8 a node"));
+    config.num_executors = static_cast<int>(read_integer("KUPL_NUM_EXECUTORS", config.num_executors, 1,
+                                                         kMaxThreads, "threads", "one per allowed core"));
     config.spin_us =
         static_cast<unsigned>(read_integer("KUPL_SPIN_US", config.spin_us, 0, kMaxSpinUs, "microseconds"));
     config.executor_spin_us = static_cast<unsigned>(

@@ -17,9 +17,9 @@ struct Config {
     // Copies at least this large use non-temporal stores; 0 = derive from the last-level cache.
     // KUPL_NT_THRESHOLD.
     std::size_t nt_threshold = 0;
-    // Copy channels; 0 = one per core but one (the caller's), at least 1. KUPL_NUM_CHANNELS.
+    // Copy channels; 0 = by the placement rules (topo/placement.h). KUPL_NUM_CHANNELS.
     int num_channels = 0;
-    // Host-function executor threads; 0 = one per core. KUPL_NUM_EXECUTORS.
+    // Host-function executor threads; 0 = one per core the process may run on. KUPL_NUM_EXECUTORS.
     int num_executors = 0;
     // How long an idle copy channel (or a waiting caller) spins before it parks. KUPL_SPIN_US.
     unsigned spin_us = 50;

@@ -1,10 +1,13 @@
 #include "topo/topology.h"
 
+#include "topo/placement.h"
+
 #include "support/log.h"
 
 #include <hwloc.h>
 
 #include <cstdio>
+#include <new>
 
 namespace kupl::topo {
 
@@ -39,43 +42,82 @@ Topology::~Topology() {
         hwloc_topology_destroy(topology_);
 }
 
-std::string Topology::place_calling_thread(int core, ThreadBinding binding) const {
-    if (binding == ThreadBinding::none)
-        return "unbound (KUPL_BIND_CHANNELS=0)";
+PlacementPlan Topology::plan(const PlacementInputs &inputs) const {
+    if (topology_ == nullptr)
+        return plan_placement(nullptr, nullptr, inputs);
+    // The process's binding (the union over its threads): an `mpirun --bind-to core` rank owns one
+    // core, and the runtime sizes itself by that, not by the machine.
+    hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
+    if (allowed == nullptr)
+        throw std::bad_alloc();
+    const bool known = hwloc_get_cpubind(topology_, allowed, HWLOC_CPUBIND_PROCESS) == 0;
+    try {
+        PlacementPlan plan = plan_placement(topology_, known ? allowed : nullptr, inputs);
+        hwloc_bitmap_free(allowed);
+        return plan;
+    } catch (...) {
+        hwloc_bitmap_free(allowed);
+        throw;
+    }
+}
+
+std::string Topology::bind_calling_thread(const ChannelPlacement &channel, ThreadBinding binding) const {
+    if (binding == ThreadBinding::none || channel.cpus.empty())
+        return channel_text(channel, binding);
     if (topology_ == nullptr)
         return "unbound (no topology)";
-    hwloc_obj_t obj =
-        hwloc_get_obj_by_type(topology_, HWLOC_OBJ_CORE, static_cast<unsigned>(core % num_cores_));
-    if (obj == nullptr)
-        obj = hwloc_get_obj_by_type(topology_, HWLOC_OBJ_PU, static_cast<unsigned>(core % num_cores_));
-    if (obj == nullptr || obj->cpuset == nullptr)
-        return "unbound (no such core)";
-    hwloc_obj_t node = hwloc_get_obj_inside_cpuset_by_type(topology_, obj->cpuset, HWLOC_OBJ_NUMANODE, 0);
-    if (node == nullptr) // NUMA nodes hang off a parent of the core; find the one covering it
-        for (hwloc_obj_t up = obj; up != nullptr && node == nullptr; up = up->parent)
-            if (up->memory_arity > 0)
-                node = up->memory_first_child;
-    const int node_index = node != nullptr ? static_cast<int>(node->logical_index) : 0;
-    if (binding == ThreadBinding::numa_node &&
-        (num_numa_nodes_ < 2 || node == nullptr || node->cpuset == nullptr)) {
-        char text[96];
-        std::snprintf(text, sizeof text, "unbound (one NUMA node: the scheduler places it), numa %d",
-                      node_index);
-        return text;
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (set == nullptr || hwloc_bitmap_list_sscanf(set, channel.cpus.c_str()) != 0) {
+        hwloc_bitmap_free(set);
+        return "unbound (no cpus)";
     }
-    hwloc_const_cpuset_t target = binding == ThreadBinding::core ? obj->cpuset : node->cpuset;
-    char cpus[64];
-    hwloc_bitmap_list_snprintf(cpus, sizeof cpus, target);
-    char text[128];
-    if (hwloc_set_cpubind(topology_, target, HWLOC_CPUBIND_THREAD) != 0) {
-        std::snprintf(text, sizeof text, "unbound (binding to cpus %s refused)", cpus);
-        return text;
+    const int refused = hwloc_set_cpubind(topology_, set, HWLOC_CPUBIND_THREAD);
+    hwloc_bitmap_free(set);
+    if (refused != 0)
+        return "unbound (binding to cpus " + channel.cpus + " refused)";
+    return channel_text(channel, binding); // worded as kupl-info --topology words the plan
+}
+
+void Topology::run_bound_to(const std::string &cpus, const std::function<void()> &start) const {
+    hwloc_bitmap_t wanted = topology_ != nullptr && !cpus.empty() ? hwloc_bitmap_alloc() : nullptr;
+    hwloc_bitmap_t own = wanted != nullptr ? hwloc_bitmap_alloc() : nullptr;
+    bool rebound = false;
+    if (own != nullptr && hwloc_bitmap_list_sscanf(wanted, cpus.c_str()) == 0 &&
+        hwloc_get_cpubind(topology_, own, HWLOC_CPUBIND_THREAD) == 0 && !hwloc_bitmap_isequal(own, wanted))
+        rebound = hwloc_set_cpubind(topology_, wanted, HWLOC_CPUBIND_THREAD) == 0;
+    try {
+        start();
+    } catch (...) {
+        if (rebound)
+            hwloc_set_cpubind(topology_, own, HWLOC_CPUBIND_THREAD);
+        hwloc_bitmap_free(own);
+        hwloc_bitmap_free(wanted);
+        throw;
     }
-    if (binding == ThreadBinding::core)
-        std::snprintf(text, sizeof text, "core %u (cpus %s) numa %d", obj->logical_index, cpus, node_index);
-    else
-        std::snprintf(text, sizeof text, "numa %d (cpus %s)", node_index, cpus);
-    return text;
+    if (rebound)
+        hwloc_set_cpubind(topology_, own, HWLOC_CPUBIND_THREAD);
+    hwloc_bitmap_free(own);
+    hwloc_bitmap_free(wanted);
+}
+
+int Topology::numa_node_of(const void *address) const {
+    if (topology_ == nullptr || num_numa_nodes_ < 2)
+        return -1;
+    hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+    if (nodes == nullptr)
+        return -1;
+    int node = -1;
+    if (hwloc_get_area_memlocation(topology_, address, 1, nodes, HWLOC_MEMBIND_BYNODESET) == 0 &&
+        hwloc_bitmap_weight(nodes) == 1) {
+        // One node: a real answer. Several (a topology that is not this machine answers with all
+        // of them) or none (the page was never touched) say nothing.
+        hwloc_obj_t obj =
+            hwloc_get_numanode_obj_by_os_index(topology_, static_cast<unsigned>(hwloc_bitmap_first(nodes)));
+        if (obj != nullptr)
+            node = static_cast<int>(obj->logical_index);
+    }
+    hwloc_bitmap_free(nodes);
+    return node;
 }
 
 bool Topology::bind_memory_to_tier(void *ptr, std::size_t size, MemoryTier tier) const {

@@ -23,9 +23,22 @@ struct SoftwareBackend::Job {
     Job *next_job = nullptr;   // the next job of the same priority; guarded by mutex_
 };
 
+namespace {
+
+// Channels on several nodes: split copies can go to the channels of their destination's node.
+bool plans_routing(const topo::PlacementPlan &plan) {
+    int nodes_with_channels = 0;
+    for (const topo::NodePlacement &node : plan.nodes)
+        nodes_with_channels += plan.channels_on_node(node.index) > 0 ? 1 : 0;
+    return nodes_with_channels > 1;
+}
+
+} // namespace
+
 SoftwareBackend::SoftwareBackend(const SoftwareBackendOptions &options, const topo::Topology &topology,
                                  support::Counters &counters)
-    : options_(options), counters_(counters) {
+    : options_(options), counters_(counters), slots_(1 + options.plan.nodes.size()),
+      idle_(1 + options.plan.nodes.size()) {
     const int wanted = std::max(1, options.num_channels);
     placement_.resize(static_cast<std::size_t>(wanted), "starting");
     const int started = support::start_threads(channels_, wanted, [this, &topology](int index) {
@@ -33,6 +46,12 @@ SoftwareBackend::SoftwareBackend(const SoftwareBackendOptions &options, const to
     });
     if (started == 0)
         throw std::runtime_error("no copy channel thread could be started");
+    // Route only to nodes whose channels did start (a copy routed to a node without any would wait
+    // for a caller to help).
+    plan_ = options.plan;
+    if (plan_.channels.size() > static_cast<std::size_t>(started))
+        plan_.channels.resize(static_cast<std::size_t>(started));
+    routing_ = options.locate != nullptr && plans_routing(plan_);
     // Wait until every channel is placed, so placement queries and first copies see bound threads.
     std::unique_lock<std::mutex> lock(mutex_);
     placement_.resize(static_cast<std::size_t>(started)); // the channels write only their own
@@ -44,11 +63,17 @@ SoftwareBackend::~SoftwareBackend() {
 }
 
 void SoftwareBackend::shutdown() {
-    support::stop_workers(stopping_, idle_, channels_);
+    stopping_.store(true, std::memory_order_release);
+    for (std::size_t slot = 1; slot < idle_.size(); ++slot)
+        idle_[slot].notify(true);
+    support::stop_workers(stopping_, idle_[0], channels_);
 }
 
 void SoftwareBackend::stop_at_exit(std::chrono::milliseconds limit) {
-    support::stop_workers(stopping_, idle_, channels_, limit);
+    stopping_.store(true, std::memory_order_release);
+    for (std::size_t slot = 1; slot < idle_.size(); ++slot)
+        idle_[slot].notify(true);
+    support::stop_workers(stopping_, idle_[0], channels_, limit);
 }
 
 std::string SoftwareBackend::channel_placement(int index) const {
@@ -56,12 +81,20 @@ std::string SoftwareBackend::channel_placement(int index) const {
     return placement_.at(static_cast<std::size_t>(index));
 }
 
+int SoftwareBackend::channel_node(int index) const {
+    const auto &channels = options_.plan.channels;
+    return static_cast<std::size_t>(index) < channels.size() ? channels[static_cast<std::size_t>(index)].node
+                                                             : -1;
+}
+
 void SoftwareBackend::channel_main(int index, const topo::Topology &topology) {
-    // Channels take the last cores: application threads usually start from core 0.
-    const int core = topology.num_cores() - 1 - (index % topology.num_cores());
     std::string where;
     try {
-        where = topology.place_calling_thread(core, options_.binding);
+        if (static_cast<std::size_t>(index) < options_.plan.channels.size())
+            where = topology.bind_calling_thread(options_.plan.channels[static_cast<std::size_t>(index)],
+                                                 options_.binding);
+        else
+            where = "unbound (not in the placement plan)";
     } catch (const std::bad_alloc &) {
         // Threads may have taken the last of the address space (the start-up of a runtime under
         // ulimit -v): an exception here would end the process.
@@ -73,9 +106,33 @@ void SoftwareBackend::channel_main(int index, const topo::Topology &topology) {
         ++channels_placed_;
     }
     placed_.notify_all();
-    support::run_worker_loop([this] { return try_run_one(); },
-                             [this] { return pending_count_.load(std::memory_order_relaxed) != 0; },
-                             stopping_, idle_, options_.spin_us, counters_);
+    // Where routing may send copies, a channel serves its own node's slot besides slot 0, and
+    // parks with its node's channels (decided from the full plan: the constructor routes only to
+    // nodes with a started channel, so a narrower routing_ never strands a copy).
+    const int node = options_.locate != nullptr && plans_routing(options_.plan) ? channel_node(index) : -1;
+    support::IdleWorkers &idle = idle_[node >= 0 ? 1 + static_cast<std::size_t>(node) : 0];
+    support::run_worker_loop([this, node] { return try_run_one(node); },
+                             [this, node] { return has_work(node); }, stopping_, idle, options_.spin_us,
+                             counters_);
+}
+
+bool SoftwareBackend::wake(std::size_t slot, bool all) {
+    if (slot != 0 || idle_.size() == 1)
+        return idle_[slot].notify(all);
+    // Slot 0 is served by every channel, whatever group it parks in.
+    if (all) {
+        bool woke = false;
+        for (support::IdleWorkers &group : idle_)
+            woke = group.notify(true) || woke;
+        return woke;
+    }
+    for (support::IdleWorkers &group : idle_)
+        if (group.spinning.fetch_add(0, std::memory_order_seq_cst) > 0)
+            return false; // a spinning channel takes it
+    for (support::IdleWorkers &group : idle_)
+        if (group.parked.notify(false))
+            return true;
+    return false;
 }
 
 const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *done) {
@@ -94,6 +151,14 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     if (one_d)
         per_piece = (per_piece + 63) & ~std::size_t{63}; // whole cache lines per piece
     pieces = (units + per_piece - 1) / per_piece;
+    // A split copy goes to the channels of the node that holds its destination (one page asked:
+    // a system call, worth it only for copies this large), else to any channel.
+    std::size_t slot = 0;
+    if (routing_ && pieces > 1) {
+        const int node = topo::route_copy(plan_, options_.locate(copy.dst));
+        if (node >= 0)
+            slot = 1 + static_cast<std::size_t>(node);
+    }
     auto *job = new (std::nothrow) Job{
         copy,      done,    select_row_kernel(copy.width, true), copy.bytes() >= options_.nt_threshold, units,
         per_piece, {pieces}};
@@ -102,40 +167,64 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     unfinished_jobs_.fetch_add(1, std::memory_order_seq_cst);
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        JobList &list = pending_[std::clamp(copy.priority, 0, 3)];
+        JobList &list = slots_[slot].pending[std::clamp(copy.priority, 0, 3)];
         (list.last != nullptr ? list.last->next_job : list.first) = job;
         list.last = job;
-        pending_count_.fetch_add(pieces, std::memory_order_relaxed);
+        slots_[slot].count.fetch_add(pieces, std::memory_order_relaxed);
     }
-    if (idle_.notify(pieces > 1))
+    if (wake(slot, pieces > 1))
         support::bump(counters_.worker_wakes);
     return nullptr;
 }
 
-bool SoftwareBackend::try_run_one() {
-    if (pending_count_.load(std::memory_order_relaxed) == 0)
+bool SoftwareBackend::has_work(int node) const {
+    if (node == -2) {
+        for (const Slot &slot : slots_)
+            if (slot.count.load(std::memory_order_relaxed) != 0)
+                return true;
+        return false;
+    }
+    return slots_[0].count.load(std::memory_order_relaxed) != 0 ||
+           (node >= 0 &&
+            slots_[1 + static_cast<std::size_t>(node)].count.load(std::memory_order_relaxed) != 0);
+}
+
+bool SoftwareBackend::try_run_one(int node) {
+    if (!has_work(node))
         return false;
     Piece piece{};
     bool more;
+    std::size_t slot = 0;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        int priority = 3;
-        while (priority >= 0 && pending_[priority].first == nullptr)
-            --priority;
-        if (priority < 0)
+        // The slots this thread serves, its own node's first.
+        std::size_t order[2];
+        std::size_t served = 0;
+        if (node >= 0)
+            order[served++] = 1 + static_cast<std::size_t>(node);
+        order[served++] = 0;
+        JobList *list = nullptr;
+        for (int priority = 3; priority >= 0 && list == nullptr; --priority) {
+            for (std::size_t i = 0; i < served && list == nullptr; ++i)
+                if (slots_[order[i]].pending[priority].first != nullptr)
+                    list = &slots_[slot = order[i]].pending[priority];
+            for (std::size_t s = 1; node == -2 && s < slots_.size() && list == nullptr; ++s)
+                if (slots_[s].pending[priority].first != nullptr)
+                    list = &slots_[slot = s].pending[priority];
+        }
+        if (list == nullptr)
             return false;
-        JobList &list = pending_[priority];
-        Job *job = list.first;
+        Job *job = list->first;
         piece = Piece{job, job->next_unit, std::min(job->units, job->next_unit + job->per_piece)};
         job->next_unit = piece.last;
         if (job->next_unit == job->units) { // its last piece: the job leaves the list
-            list.first = job->next_job;
-            if (list.first == nullptr)
-                list.last = nullptr;
+            list->first = job->next_job;
+            if (list->first == nullptr)
+                list->last = nullptr;
         }
-        more = pending_count_.fetch_sub(1, std::memory_order_relaxed) > 1;
+        more = slots_[slot].count.fetch_sub(1, std::memory_order_relaxed) > 1;
     }
-    if (more && idle_.notify(false)) // a spinner skipped the wake-up for it: pass it on
+    if (more && wake(slot, false)) // a spinner skipped the wake-up for it: pass it on
         support::bump(counters_.worker_wakes);
     busy_.fetch_add(1, std::memory_order_relaxed);
     run_piece(piece);
@@ -144,7 +233,7 @@ bool SoftwareBackend::try_run_one() {
 }
 
 bool SoftwareBackend::help_one() {
-    return try_run_one();
+    return try_run_one(-2);
 }
 
 void SoftwareBackend::run_piece(const Piece &piece) {

@@ -10,11 +10,13 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "topo/placement.h"
 #include "topo/topology.h"
 
 namespace kupl::copy {
@@ -26,6 +28,11 @@ struct SoftwareBackendOptions {
     unsigned spin_us = 50;
     int helpers = 1; // threads besides the channels that take pieces (waiting callers)
     topo::ThreadBinding binding = topo::ThreadBinding::numa_node;
+    // Where each channel goes (topo/placement.h); channel i takes plan.channels[i] (unbound where
+    // the plan has fewer). A split copy is routed by topo::route_copy(plan, locate(dst)).
+    topo::PlacementPlan plan;
+    // The NUMA node holding an address (logical index), -1 if unknown; unset: never routed.
+    std::function<int(const void *)> locate;
 };
 
 class SoftwareBackend final : public CopyBackend {
@@ -59,21 +66,34 @@ class SoftwareBackend final : public CopyBackend {
         std::size_t last;
     };
 
-    bool try_run_one();
+    // Jobs waiting for channels: slot 0 for any channel, slot 1 + n for the channels of node n.
+    struct Slot {
+        JobList pending[4];                // by priority; guarded by mutex_
+        std::atomic<std::size_t> count{0}; // pieces not yet handed out
+    };
+
+    // A channel of node `node` takes pieces of its node's slot and of slot 0; a helper (node -2)
+    // takes any.
+    bool try_run_one(int node);
+    bool has_work(int node) const;
     void run_piece(const Piece &piece);
     void channel_main(int index, const topo::Topology &topology);
+    // Wakes channels for new pieces in `slot` (all of them when `all`).
+    bool wake(std::size_t slot, bool all);
+    int channel_node(int index) const;
 
     const SoftwareBackendOptions options_;
     support::Counters &counters_;
     mutable std::mutex mutex_;
     std::condition_variable placed_;
-    int channels_placed_ = 0; // guarded by mutex_
-    JobList pending_[4];      // by priority; guarded by mutex_
-    std::atomic<std::size_t> pending_count_{0};
+    int channels_placed_ = 0;  // guarded by mutex_
+    std::vector<Slot> slots_;  // sized once, in the constructor
+    topo::PlacementPlan plan_; // its channels trimmed to those that started
+    bool routing_ = false;     // channels on several nodes and a way to locate memory
     std::atomic<bool> stopping_{false};
     std::atomic<int> busy_{0};
     std::atomic<std::size_t> unfinished_jobs_{0}; // submitted, completion not yet returned
-    support::IdleWorkers idle_;
+    std::vector<support::IdleWorkers> idle_;      // one per slot: channels park on their node's
     std::vector<std::thread> channels_;
     std::vector<std::string> placement_; // written by each channel at start, guarded by mutex_
 };
