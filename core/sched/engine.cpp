@@ -53,7 +53,7 @@ bool Engine::start(Op &op) {
         }
         if (op.copy.bytes() == 0)
             return true;
-        if (op.copy.cost_bytes() < config_.inline_threshold) {
+        if (op.copy.cost_bytes() < config_.inline_threshold || (!split(op.copy) && !backend_->ready())) {
             copy_now(op.copy);
             return true;
         }

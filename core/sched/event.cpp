@@ -9,7 +9,7 @@ std::uint64_t Event::begin_record() {
     const std::uint64_t recorded = recorded_.load(std::memory_order_relaxed);
     if (recorded > completed_.load(std::memory_order_relaxed))
         return 0;
-    error_ = nullptr;
+    error_.store(nullptr, std::memory_order_relaxed);
     recorded_.store(recorded + 1, std::memory_order_release);
     return recorded + 1;
 }
@@ -19,7 +19,7 @@ void Event::complete(std::uint64_t generation, const char *error) noexcept {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (error != nullptr)
-            error_ = error;
+            error_.store(error, std::memory_order_relaxed);
         completed_.store(generation, std::memory_order_seq_cst);
         // Move the waiters of this or an earlier record to `ready`, keeping the others.
         EventWaiter **link = &waiters_;
@@ -75,8 +75,8 @@ const void *Event::record_queue(std::uint64_t generation) const {
 }
 
 const char *Event::error() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return error_;
+    // Ordered after the completion the caller saw: completed_ is stored (seq_cst) after error_.
+    return error_.load(std::memory_order_acquire);
 }
 
 } // namespace kupl::sched

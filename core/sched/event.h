@@ -57,8 +57,9 @@ class Event {
     mutable std::mutex mutex_;
     std::atomic<std::uint64_t> recorded_{0};  // written under mutex_
     std::atomic<std::uint64_t> completed_{0}; // written under mutex_
-    const char *error_ = nullptr;             // guarded by mutex_
-    EventWaiter *waiters_ = nullptr;          // guarded by mutex_
+    // Written under mutex_; read without it (every kupl_event_wait reads it: no lock there).
+    std::atomic<const char *> error_{nullptr};
+    EventWaiter *waiters_ = nullptr;            // guarded by mutex_
     std::uint64_t record_queue_generation_ = 0; // guarded by mutex_
     const void *record_queue_ = nullptr;        // guarded by mutex_
     support::EventCount completions_;
