@@ -4,12 +4,15 @@
 
 namespace kupl::sched {
 
-std::uint64_t Event::begin_record() {
+std::uint64_t Event::begin_record(const void *queue) {
     std::lock_guard<std::mutex> lock(mutex_);
     const std::uint64_t recorded = recorded_.load(std::memory_order_relaxed);
     if (recorded > completed_.load(std::memory_order_relaxed))
         return 0;
     error_.store(nullptr, std::memory_order_relaxed);
+    // Set here rather than at enqueue: one lock of the event per record, not two.
+    record_queue_generation_ = recorded + 1;
+    record_queue_ = queue;
     recorded_.store(recorded + 1, std::memory_order_release);
     return recorded + 1;
 }
@@ -61,12 +64,6 @@ void Event::when_complete(std::uint64_t generation, EventWaiter *waiter) noexcep
         }
     }
     waiter->event_complete();
-}
-
-void Event::set_record_queue(std::uint64_t generation, const void *queue) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    record_queue_generation_ = generation;
-    record_queue_ = queue;
 }
 
 const void *Event::record_queue(std::uint64_t generation) const {

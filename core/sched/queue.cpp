@@ -46,8 +46,6 @@ std::uint64_t Queue::enqueue(std::unique_ptr<Op> op) {
     op->engine = &engine_;
     op->queue = shared_from_this();
     op->copy.priority = priority_;
-    if (op->signal != nullptr)
-        op->signal->set_record_queue(op->signal_generation, this);
     std::uint64_t ticket;
     bool start;
     Op *const head = op.get();
