@@ -19,7 +19,8 @@
 // States, set up before every timed variant alike:
 //   hot   the copy's buffers are in the caches (used by the previous variant);
 //   cold  64 MiB of other memory traffic (a 32 MiB memcpy) first;
-//   awake the runtime's threads have just worked (a 64 KiB engine copy + wait: they spin);
+//   awake the runtime's threads have just worked (a copy of KUPL_MEMCPY_MT_THRESHOLD bytes, the
+//         smallest the engine splits, so it always goes to the channels, + wait: they spin);
 //   parked the caller first computes for max(200 us, 4 x KUPL_SPIN_US): the threads have parked
 //         (in cold mode the traffic itself takes that long).
 //
@@ -106,8 +107,9 @@ struct Result {
 
 class Sweep {
   public:
-    Sweep(int reps, double compute_ns_per_iter, unsigned spin_us)
-        : reps_(reps), ns_per_iter_(compute_ns_per_iter), park_ns_(std::max(200000.0, 4000.0 * spin_us)) {
+    Sweep(int reps, double compute_ns_per_iter, unsigned spin_us, size_t wake_bytes)
+        : reps_(reps), ns_per_iter_(compute_ns_per_iter), park_ns_(std::max(200000.0, 4000.0 * spin_us)),
+          wake_bytes_(wake_bytes) {
         queue_ = kupl_queue_create();
         event_ = kupl_event_create();
         if (queue_ == nullptr || event_ == nullptr)
@@ -116,10 +118,10 @@ class Sweep {
         evict_dst_ = alloc_pages(kEvictBytes);
         std::memset(evict_src_, 1, kEvictBytes);
         std::memset(evict_dst_, 2, kEvictBytes);
-        wake_src_ = alloc_pages(kWakeBytes);
-        wake_dst_ = alloc_pages(kWakeBytes);
-        std::memset(wake_src_, 3, kWakeBytes);
-        std::memset(wake_dst_, 4, kWakeBytes);
+        wake_src_ = alloc_pages(wake_bytes_);
+        wake_dst_ = alloc_pages(wake_bytes_);
+        std::memset(wake_src_, 3, wake_bytes_);
+        std::memset(wake_dst_, 4, wake_bytes_);
     }
 
     Result run(const Case &c) {
@@ -176,7 +178,6 @@ class Sweep {
   private:
     enum { kCaller, kCaller2, kKupl, kCompute, kSerial, kOverlap, kVariants };
     static constexpr size_t kEvictBytes = 32u << 20; // copied: 64 MiB of traffic
-    static constexpr size_t kWakeBytes = 64u << 10;  // above the inline threshold: reaches a channel
 
     void prepare_buffers(const Case &c) {
         if (c.src_bytes() > src_bytes_) {
@@ -207,7 +208,7 @@ class Sweep {
                 g_sink = x;
             }
         } else {
-            if (kupl_memcpy_async(wake_dst_, wake_src_, kWakeBytes, queue_, event_) != KUPL_OK ||
+            if (kupl_memcpy_async(wake_dst_, wake_src_, wake_bytes_, queue_, event_) != KUPL_OK ||
                 kupl_event_wait(event_) != KUPL_OK)
                 die("the wake-up copy failed");
         }
@@ -274,6 +275,7 @@ class Sweep {
     const int reps_;
     const double ns_per_iter_;
     const double park_ns_;
+    const size_t wake_bytes_;
     kupl_queue_h queue_ = nullptr;
     kupl_event_h event_ = nullptr;
     unsigned char *src_ = nullptr, *dst_ = nullptr;
@@ -450,7 +452,7 @@ int main(int argc, char **argv) {
     if (kuplx_get_engine_info(&info) != KUPL_OK)
         die("kuplx_get_engine_info failed");
     const double ns_per_iter = calibrate_compute();
-    Sweep sweep(reps, ns_per_iter, info.spin_us);
+    Sweep sweep(reps, ns_per_iter, info.spin_us, std::max<size_t>(info.mt_threshold, 4096));
     std::vector<Result> results;
     std::printf("%-28s %-4s %-6s %11s %11s %7s %6s %6s %6s %7s %9s\n", "case", "temp", "thread", "caller us",
                 "kupl us", "ratio", "aa", "gain", "ideal", "hidden", "+ns");
