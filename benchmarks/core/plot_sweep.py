@@ -123,7 +123,8 @@ def plot(data, out):
     d.legend(fontsize=8)
 
     load = ctx.get("load_after", [])
-    fig.suptitle(f"kupl sweep: medians of {ctx['reps']} paired repetitions; {ctx['cores']} cores, "
+    runs = f" (then the median of {ctx['runs']} runs)" if ctx.get("runs") else ""
+    fig.suptitle(f"kupl sweep: medians of {ctx['reps']} paired repetitions{runs}; {ctx['cores']} cores, "
                  f"{ctx['channels']} channel(s); load average after the run {load}", fontsize=11)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
