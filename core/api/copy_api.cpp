@@ -78,7 +78,8 @@ int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kup
         auto signal = kupl::api::find_event(*runtime, event, function);
         if (signal == nullptr)
             return KUPL_ERROR;
-        op->signal_generation = signal->begin_record();
+        op->signal_generation =
+            signal->begin_record(ordered != nullptr && !ordered->synchronous() ? ordered.get() : nullptr);
         if (op->signal_generation == 0)
             return fail(function, "event %p is still SUBMITTED (its previous record is not complete)",
                         static_cast<void *>(event));

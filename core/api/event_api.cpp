@@ -45,7 +45,7 @@ int kupl_event_record(kupl_event_h event, kupl_queue_h queue) {
         if (recorded == nullptr || target == nullptr)
             return KUPL_ERROR;
         auto op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::record);
-        op->signal_generation = recorded->begin_record();
+        op->signal_generation = recorded->begin_record(target->synchronous() ? nullptr : target.get());
         if (op->signal_generation == 0)
             return fail(function, "event %p is still SUBMITTED (its previous record is not complete)",
                         static_cast<void *>(event));

@@ -64,6 +64,11 @@ class CopyBackend {
     // True when every submitted copy has called its completion (exact: used to drain at exit).
     virtual bool idle() const = 0;
 
+    // True if a copy submitted now would start within about a microsecond: a thread is copying or
+    // polling for work. False when every channel sleeps and a submission would have to wake one
+    // (a system call, and tens of microseconds before it runs). A hardware engine is always ready.
+    virtual bool ready() const { return true; }
+
     // Stops the channels after the copies submitted so far are done.
     virtual void shutdown() = 0;
     // At process exit, once idle: stops the channels, waiting at most `limit` for each.

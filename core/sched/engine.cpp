@@ -43,6 +43,17 @@ void Engine::copy_now(const copy::CopyDescriptor &c) {
     support::bump(counters_.copies_inline);
 }
 
+bool Engine::inline_while_parked() {
+    if (backend_->ready())
+        return false;
+    // Copies that come in a stream (a batch submitted before compute, a loop of copy + wait)
+    // wake a channel after all: inlining every one would keep the whole batch off the channels.
+    // A copy after a pause runs inline; the next one within the window hands off.
+    const std::uint64_t now = support::now_ns();
+    const std::uint64_t last = last_parked_inline_ns_.exchange(now, std::memory_order_relaxed);
+    return now - last > kStreamWindowNs;
+}
+
 bool Engine::start(Op &op) {
     switch (op.kind) {
     case Op::Kind::copy: {
@@ -53,7 +64,7 @@ bool Engine::start(Op &op) {
         }
         if (op.copy.bytes() == 0)
             return true;
-        if (op.copy.cost_bytes() < config_.inline_threshold) {
+        if (op.copy.cost_bytes() < config_.inline_threshold || (!split(op.copy) && inline_while_parked())) {
             copy_now(op.copy);
             return true;
         }

@@ -11,6 +11,8 @@
 #include "support/fault_injection.h"
 #include "support/parking.h"
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 
 namespace kupl::sched {
@@ -105,6 +107,16 @@ class Engine {
     bool may_help() const {
         return config_.wait_helps && executor_->busy() + backend_->busy_threads() < num_cores_;
     }
+    // True if the backend cuts this copy into pieces for several threads. A copy it would not
+    // cut gains nothing from a hand-off but overlap, and only if a channel takes it soon: when
+    // every channel sleeps, waking one (a system call, then 30-100 us here before it runs, and
+    // on a busy machine it preempts the caller) costs more than copying up to this size, so such
+    // a copy runs inline (issue 13: 16-256 KiB after a pause ran at 0.06-0.34x of a memcpy).
+    bool split(const copy::CopyDescriptor &copy) const { return copy.cost_bytes() >= config_.mt_threshold; }
+    // For a copy that would not be split: true if it should run inline because no channel is
+    // ready and it does not follow another such copy within kStreamWindowNs.
+    bool inline_while_parked();
+    static constexpr std::uint64_t kStreamWindowNs = 100000;
     // Executes a copy on the calling thread.
     void copy_now(const copy::CopyDescriptor &copy);
 
@@ -114,6 +126,7 @@ class Engine {
     const int num_cores_;
     support::Counters &counters_;
     support::FaultInjector &faults_;
+    std::atomic<std::uint64_t> last_parked_inline_ns_{0}; // see inline_while_parked()
 };
 
 } // namespace kupl::sched

@@ -4,12 +4,15 @@
 
 namespace kupl::sched {
 
-std::uint64_t Event::begin_record() {
+std::uint64_t Event::begin_record(const void *queue) {
     std::lock_guard<std::mutex> lock(mutex_);
     const std::uint64_t recorded = recorded_.load(std::memory_order_relaxed);
     if (recorded > completed_.load(std::memory_order_relaxed))
         return 0;
-    error_ = nullptr;
+    error_.store(nullptr, std::memory_order_relaxed);
+    // Set here rather than at enqueue: one lock of the event per record, not two.
+    record_queue_generation_ = recorded + 1;
+    record_queue_ = queue;
     recorded_.store(recorded + 1, std::memory_order_release);
     return recorded + 1;
 }
@@ -19,7 +22,7 @@ void Event::complete(std::uint64_t generation, const char *error) noexcept {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (error != nullptr)
-            error_ = error;
+            error_.store(error, std::memory_order_relaxed);
         completed_.store(generation, std::memory_order_seq_cst);
         // Move the waiters of this or an earlier record to `ready`, keeping the others.
         EventWaiter **link = &waiters_;
@@ -63,20 +66,14 @@ void Event::when_complete(std::uint64_t generation, EventWaiter *waiter) noexcep
     waiter->event_complete();
 }
 
-void Event::set_record_queue(std::uint64_t generation, const void *queue) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    record_queue_generation_ = generation;
-    record_queue_ = queue;
-}
-
 const void *Event::record_queue(std::uint64_t generation) const {
     std::lock_guard<std::mutex> lock(mutex_);
     return record_queue_generation_ == generation ? record_queue_ : nullptr;
 }
 
 const char *Event::error() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return error_;
+    // Ordered after the completion the caller saw: completed_ is stored (seq_cst) after error_.
+    return error_.load(std::memory_order_acquire);
 }
 
 } // namespace kupl::sched

@@ -31,7 +31,8 @@ class EventWaiter {
 class Event {
   public:
     // Starts a new record and returns its generation (> 0), or 0 if the last one is not complete.
-    std::uint64_t begin_record();
+    // `queue`: the ordinary queue it will be enqueued on (see record_queue), or nullptr.
+    std::uint64_t begin_record(const void *queue = nullptr);
     // Completes record `generation`; error (static text) is nullptr on success.
     void complete(std::uint64_t generation, const char *error) noexcept;
 
@@ -46,9 +47,8 @@ class Event {
     void when_complete(std::uint64_t generation, EventWaiter *waiter) noexcept;
     // Why the latest completed record failed (static text), or nullptr if it did not.
     const char *error() const;
-    // The queue record `generation` was enqueued on (an identity, never dereferenced), or
+    // The queue record `generation` was begun for (an identity, never dereferenced), or
     // nullptr if it is not known (another record, or not on an ordinary queue).
-    void set_record_queue(std::uint64_t generation, const void *queue);
     const void *record_queue(std::uint64_t generation) const;
 
     support::EventCount &completions() { return completions_; }
@@ -57,8 +57,9 @@ class Event {
     mutable std::mutex mutex_;
     std::atomic<std::uint64_t> recorded_{0};  // written under mutex_
     std::atomic<std::uint64_t> completed_{0}; // written under mutex_
-    const char *error_ = nullptr;             // guarded by mutex_
-    EventWaiter *waiters_ = nullptr;          // guarded by mutex_
+    // Written under mutex_; read without it (every kupl_event_wait reads it: no lock there).
+    std::atomic<const char *> error_{nullptr};
+    EventWaiter *waiters_ = nullptr;            // guarded by mutex_
     std::uint64_t record_queue_generation_ = 0; // guarded by mutex_
     const void *record_queue_ = nullptr;        // guarded by mutex_
     support::EventCount completions_;

@@ -46,10 +46,9 @@ std::uint64_t Queue::enqueue(std::unique_ptr<Op> op) {
     op->engine = &engine_;
     op->queue = shared_from_this();
     op->copy.priority = priority_;
-    if (op->signal != nullptr)
-        op->signal->set_record_queue(op->signal_generation, this);
     std::uint64_t ticket;
     bool start;
+    Op *const head = op.get();
     {
         std::lock_guard<std::mutex> lock(mutex_);
         ticket = ++enqueued_;
@@ -67,7 +66,7 @@ std::uint64_t Queue::enqueue(std::unique_ptr<Op> op) {
         return ticket;
     }
     if (start)
-        drain();
+        drain(head); // the queue was idle: the op just appended is its head
     return ticket;
 }
 
@@ -100,10 +99,12 @@ const char *Queue::run_inline(std::unique_ptr<Op> op, std::uint64_t *ticket_out)
 }
 
 // Starts ops from the head while they finish at once (small copies, records, satisfied waits).
-void Queue::drain() {
+// `first`, if given, is the head already (saves a lock on the submitting path).
+void Queue::drain(Op *first) {
     for (;;) {
-        Op *head;
-        {
+        Op *head = first;
+        first = nullptr;
+        if (head == nullptr) {
             std::lock_guard<std::mutex> lock(mutex_);
             head = ops_.front().get();
         }

@@ -60,7 +60,7 @@ class Queue : public std::enable_shared_from_this<Queue> {
     void head_finished(Op &op);
 
   private:
-    void drain();
+    void drain(Op *first = nullptr);
     bool retire_head();
     bool reached(std::uint64_t ticket) const;
     // Blocks until reached(ticket) (an ended queue counts as reached).

@@ -49,6 +49,10 @@ class SoftwareBackend final : public CopyBackend {
     bool help_one() override;
     int busy_threads() const override { return busy_.load(std::memory_order_relaxed); }
     bool idle() const override { return unfinished_jobs_.load(std::memory_order_seq_cst) == 0; }
+    bool ready() const override {
+        return idle_.spinning.load(std::memory_order_relaxed) > 0 ||
+               busy_.load(std::memory_order_relaxed) > 0;
+    }
     void shutdown() override;
     void stop_at_exit(std::chrono::milliseconds limit) override;
 

@@ -1,0 +1,71 @@
+// Issue 13: a copy the engine would not split, submitted after a pause (every copy channel
+// asleep), runs on the calling thread instead of waking a channel; a split copy always reaches
+// the channels. Counters tell where each copy ran; every byte is checked.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "kupl.h"
+#include "kupl_ext.h"
+
+namespace {
+
+struct Copied {
+    std::uint64_t inline_copies, pieces; // pieces: run by channels or helping callers
+};
+
+// Sleeps until the channels have long finished spinning (KUPL_SPIN_US, 50 us by default), then
+// copies `bytes` with kupl_memcpy_async + kupl_event_wait and returns where it ran.
+Copied copy_after_pause(std::size_t bytes) {
+    std::vector<unsigned char> src(bytes), dst(bytes, 0);
+    for (std::size_t i = 0; i < bytes; ++i)
+        src[i] = static_cast<unsigned char>(i * 7 + 3);
+    kupl_queue_h queue = kupl_queue_create();
+    kupl_event_h event = kupl_event_create();
+    EXPECT_NE(queue, nullptr);
+    EXPECT_NE(event, nullptr);
+    kuplx_engine_info_t info{};
+    EXPECT_EQ(kuplx_get_engine_info(&info), KUPL_OK);
+    std::this_thread::sleep_for(std::chrono::microseconds(20 * info.spin_us + 20000));
+    kuplx_counters_t before{}, after{};
+    EXPECT_EQ(kuplx_get_counters(&before), KUPL_OK);
+    EXPECT_EQ(kupl_memcpy_async(dst.data(), src.data(), bytes, queue, event), KUPL_OK);
+    EXPECT_EQ(kupl_event_wait(event), KUPL_OK);
+    EXPECT_EQ(kuplx_get_counters(&after), KUPL_OK);
+    EXPECT_EQ(std::memcmp(dst.data(), src.data(), bytes), 0);
+    kupl_event_destroy(event);
+    kupl_queue_destroy(queue);
+    return {after.copies_inline - before.copies_inline, after.pieces_executed - before.pieces_executed};
+}
+
+TEST(ParkedInline, UnsplitCopyAfterAPauseRunsOnTheCaller) {
+    kuplx_engine_info_t info{};
+    ASSERT_EQ(kuplx_get_engine_info(&info), KUPL_OK);
+    // Above the inline threshold, below the split threshold: before issue 13 a channel took it.
+    const std::size_t bytes =
+        info.inline_threshold * 4 < info.mt_threshold ? info.inline_threshold * 4 : info.inline_threshold;
+    ASSERT_LT(bytes, info.mt_threshold);
+    // On an oversubscribed machine a channel can be preempted while it still counts as spinning
+    // (and so as ready): then the copy is handed over, rightly. It cannot stay so for long: one of
+    // a few tries finds every channel asleep, and that copy must run on the caller.
+    bool ran_inline = false;
+    for (int attempt = 0; attempt < 20 && !ran_inline; ++attempt) {
+        const Copied c = copy_after_pause(bytes);
+        EXPECT_EQ(c.inline_copies + c.pieces, 1u); // one copy, run in one place
+        ran_inline = c.inline_copies == 1;
+    }
+    EXPECT_TRUE(ran_inline) << "a copy below the split threshold was handed to sleeping channels";
+}
+
+TEST(ParkedInline, SplitCopyAfterAPauseGoesToTheChannels) {
+    kuplx_engine_info_t info{};
+    ASSERT_EQ(kuplx_get_engine_info(&info), KUPL_OK);
+    const Copied c = copy_after_pause(info.mt_threshold * 2);
+    EXPECT_EQ(c.inline_copies, 0u);
+    EXPECT_GE(c.pieces, 2u); // cut into pieces for the channels
+}
+
+} // namespace
