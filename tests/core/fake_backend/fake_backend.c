@@ -255,7 +255,11 @@ static int fake_open(void **context) {
 static void fake_close(void *context) {
     struct fake *fake = context;
     int fd;
+    uint64_t taken, completed, outstanding; /* when KUPL closes: it must have drained by then */
     pthread_mutex_lock(&fake->mutex);
+    taken = fake->stats.taken;
+    completed = fake->stats.completed;
+    outstanding = fake->outstanding;
     fake->stop = 1;
     fake->stats.closes++;
     pthread_cond_broadcast(&fake->wakeup);
@@ -270,8 +274,8 @@ static void fake_close(void *context) {
     if (fd >= 0) {
         char line[160];
         int n = snprintf(line, sizeof line, "fake closed: taken=%llu completed=%llu outstanding=%llu;",
-                         (unsigned long long)fake->stats.taken, (unsigned long long)fake->stats.completed,
-                         (unsigned long long)fake->outstanding);
+                         (unsigned long long)taken, (unsigned long long)completed,
+                         (unsigned long long)outstanding);
         if (n > 0 && write(fd, line, (size_t)n) < 0) {
         }
     }
