@@ -1,5 +1,6 @@
 #include "runtime.h"
 
+#include "copy/provider/provider_backend.h"
 #include "copy/software/software_backend.h"
 #include "kupl.h"
 #include "support/env_config.h"
@@ -106,8 +107,10 @@ std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const 
         support::notice("the system refused some threads (ulimit -u or address space): running with %d of %d "
                         "copy channels and %d of %d executors",
                         channels, options.num_channels, executor->num_threads(), executors);
-    return std::make_unique<sched::Engine>(config, std::move(backend), std::move(executor),
-                                           options.plan.allowed_cores, counters, faults);
+    // KUPL_BACKEND: a hardware engine beside the software one (one warning line if unusable).
+    return std::make_unique<sched::Engine>(
+        config, copy::attach_provider(config.backend_provider, std::move(backend), counters),
+        std::move(executor), options.plan.allowed_cores, counters, faults);
 }
 
 // KUPL_STATS: the counters on stderr, in the style of the MPI interposer's KUPL_MPI_STATS.
@@ -124,6 +127,8 @@ void print_stats(const support::Counters &c) {
     out += p + "host items: " + n(c.host_items) + "\n";
     out += p + "blocking waits: " + n(c.caller_waits) + " (slept " + n(c.caller_sleeps) + ")\n";
     out += p + "idle workers: parks=" + n(c.worker_parks) + " wakes=" + n(c.worker_wakes) + "\n";
+    if (n(c.provider_copies) != "0" || n(c.provider_refusals) != "0") // a KUPL_BACKEND provider
+        out += p + "copy engine provider: took=" + n(c.provider_copies) + " refused=" + n(c.provider_refusals) + "\n";
     std::fputs(out.c_str(), stderr); // one call: lines of several processes do not interleave
 }
 

@@ -57,6 +57,16 @@ kupl_export int kuplx_get_engine_info(kuplx_engine_info_t *info);
  */
 kupl_export int kuplx_get_channel_placement(int channel, char *buf, size_t size);
 
+/**
+ * Describes the copy-engine provider loaded from KUPL_BACKEND (kupl_backend.h)
+ * and which copies go to it. Writes into provider (at most provider_size bytes,
+ * NUL-terminated) its name, library path and ABI, or "" when none is loaded; and
+ * into rule the routing in words, e.g. "to sdma: 1D and 2D copies of 64K..any;
+ * the rest, and what it refuses: software" ("every copy: software" without a
+ * provider). Either buffer may be NULL. Starts the runtime if needed.
+ */
+kupl_export int kuplx_get_copy_routing(char *provider, size_t provider_size, char *rule, size_t rule_size);
+
 /** Counters since the runtime started; all monotonic. */
 typedef struct kuplx_counters {
     uint64_t copies_submitted; /**< async and sync copies accepted */

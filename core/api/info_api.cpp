@@ -76,6 +76,20 @@ int kuplx_get_channel_placement(int channel, char *buf, size_t size) {
     });
 }
 
+int kuplx_get_copy_routing(char *provider, size_t provider_size, char *rule, size_t rule_size) {
+    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+        kupl::Runtime *runtime = runtime_for(function);
+        if (runtime == nullptr)
+            return KUPL_ERROR;
+        const kupl::copy::CopyBackend &backend = runtime->engine->backend();
+        if (provider != nullptr && provider_size > 0)
+            std::snprintf(provider, provider_size, "%s", backend.provider_description().c_str());
+        if (rule != nullptr && rule_size > 0)
+            std::snprintf(rule, rule_size, "%s", backend.routing_rule().c_str());
+        return KUPL_OK;
+    });
+}
+
 int kuplx_get_counters(kuplx_counters_t *counters) {
     return guarded(__func__, KUPL_ERROR, [&](const char *function) {
         if (counters == nullptr)

@@ -19,6 +19,9 @@ struct CopyDescriptor {
     std::size_t width = 0;  // bytes per row
     std::size_t height = 1; // rows
     int priority = 0;       // 0 (least) .. 3 (greatest), from the queue
+    // Fault injection (kuplx_inject_copy_faults): the backend completes the copy with this error
+    // without writing, through its ordinary completion path. Only the software backend gets these.
+    const char *fail_with = nullptr;
 
     std::size_t bytes() const { return width * height; }
     // What the copy costs, in bytes of memory traffic: every row touches whole cache lines and
@@ -73,6 +76,11 @@ class CopyBackend {
     virtual void shutdown() = 0;
     // At process exit, once idle: stops the channels, waiting at most `limit` for each.
     virtual void stop_at_exit(std::chrono::milliseconds /*limit*/) { shutdown(); }
+
+    // For kupl-info: the external provider (include/kupl_backend.h) loaded, or "" if none, and
+    // which copies go where.
+    virtual std::string provider_description() const { return {}; }
+    virtual std::string routing_rule() const { return "every copy: software"; }
 };
 
 } // namespace kupl::copy

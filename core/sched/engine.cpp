@@ -58,16 +58,24 @@ bool Engine::start(Op &op) {
     switch (op.kind) {
     case Op::Kind::copy: {
         support::bump(counters_.copies_submitted);
-        if (faults_.should_fail()) {
+        const bool fail = faults_.should_fail();
+        // Small copies, and copies the channels would not split while every channel sleeps
+        // (waking one costs more than the copy), run on this thread.
+        const bool inline_copy = op.copy.bytes() == 0 || op.copy.cost_bytes() < config_.inline_threshold ||
+                                 (!split(op.copy) && inline_while_parked());
+        if (fail && inline_copy) {
             op.error = injected_fault;
             return true;
         }
         if (op.copy.bytes() == 0)
             return true;
-        if (op.copy.cost_bytes() < config_.inline_threshold || (!split(op.copy) && inline_while_parked())) {
+        if (inline_copy) {
             copy_now(op.copy);
             return true;
         }
+        // An injected fault on a backend copy fails in the backend, so the failure travels the
+        // same asynchronous completion path as a real engine's would.
+        op.copy.fail_with = fail ? injected_fault : nullptr;
         if (const char *refused = backend_->submit(op.copy, &op)) {
             op.error = refused;
             return true;
@@ -160,13 +168,15 @@ void Engine::run_unordered(std::unique_ptr<Op> op) {
 
 const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
     support::bump(counters_.copies_submitted);
-    if (faults_.should_fail()) {
+    const bool fail = faults_.should_fail();
+    const bool inline_copy = copy.bytes() == 0 || copy.cost_bytes() < config_.sync_threshold;
+    if (fail && inline_copy) {
         support::bump(counters_.copies_failed);
         return injected_fault;
     }
     if (copy.bytes() == 0)
         return nullptr;
-    if (copy.cost_bytes() < config_.sync_threshold) {
+    if (inline_copy) {
         copy_now(copy);
     } else {
         // Shared by the waiter and the completing thread; the last of the two frees it, so the
@@ -188,7 +198,10 @@ const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
             }
         };
         auto *completion = new Completion;
-        if (const char *refused = backend_->submit(copy, completion)) {
+        // An injected fault fails in the backend, through the completion below (see start()).
+        copy::CopyDescriptor submitted = copy;
+        submitted.fail_with = fail ? injected_fault : nullptr;
+        if (const char *refused = backend_->submit(submitted, completion)) {
             delete completion;
             support::bump(counters_.copies_failed);
             return refused;

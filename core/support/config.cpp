@@ -34,6 +34,8 @@ Config read_config_from_environment() {
         read_integer("KUPL_BIND_CHANNELS", config.bind_channels, 0, 2, "0 unbound, 1 NUMA node, 2 one core"));
     config.wait_helps = read_bool("KUPL_WAIT_HELPS", config.wait_helps);
     config.stats = read_bool("KUPL_STATS", config.stats);
+    if (const char *provider = env::value_of("KUPL_BACKEND"))
+        config.backend_provider = provider;
     // 0 would mean "split every copy": the smallest split size does that.
     if (config.mt_threshold == 0)
         config.mt_threshold = 1;

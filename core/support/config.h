@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace kupl::support {
 
@@ -37,6 +38,9 @@ struct Config {
     unsigned fault_inject = 0;
     // Print the counters on stderr at exit. KUPL_STATS (boolean).
     bool stats = false;
+    // A copy-engine provider library to load (include/kupl_backend.h); empty: software only.
+    // KUPL_BACKEND. Checked when loaded (copy/provider/provider_backend.cpp).
+    std::string backend_provider;
 };
 
 // Reads the environment (support/env_config.h: sizes accept K, M and G suffixes, powers of 1024;

@@ -171,6 +171,11 @@ int main(int argc, char **argv) {
     std::printf("%s %s (%s, ABI %s)\n", version.product_name, version.product_version, version.component_name,
                 version.component_abi_version);
     std::printf("backend            %s\n", info.backend);
+    char provider[512] = "", rule[512] = "";
+    if (kuplx_get_copy_routing(provider, sizeof provider, rule, sizeof rule) == KUPL_OK) {
+        std::printf("provider           %s  (KUPL_BACKEND)\n", provider[0] != '\0' ? provider : "none");
+        std::printf("routing            %s\n", rule);
+    }
     std::printf("topology           %d core(s), %d NUMA node(s)\n", info.num_cores, info.num_numa_nodes);
     std::printf("copy channels      %d\n", info.num_channels);
     for (int channel = 0; channel < info.num_channels; ++channel) {

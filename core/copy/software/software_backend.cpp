@@ -140,7 +140,7 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     const std::size_t units = one_d ? copy.width : copy.height;
     const std::size_t bytes = copy.cost_bytes();
     std::size_t pieces = 1;
-    if (bytes >= options_.split_threshold) {
+    if (bytes >= options_.split_threshold && copy.fail_with == nullptr) { // a failing copy: one piece
         // Several pieces per thread so a channel that is slowed down does not hold up the copy,
         // but pieces large enough (>= 128 KiB) that taking one costs nothing in comparison.
         const std::size_t threads = static_cast<std::size_t>(num_channels() + options_.helpers);
@@ -239,7 +239,9 @@ bool SoftwareBackend::help_one() {
 void SoftwareBackend::run_piece(const Piece &piece) {
     Job &job = *piece.job;
     const CopyDescriptor &c = job.copy;
-    if (c.height == 1) {
+    if (c.fail_with != nullptr) {
+        // Fault injection: nothing is written, and the failure is reported as a real one would be.
+    } else if (c.height == 1) {
         copy_bytes(static_cast<char *>(c.dst) + piece.first, static_cast<const char *>(c.src) + piece.first,
                    piece.last - piece.first, job.non_temporal);
     } else {
@@ -250,8 +252,9 @@ void SoftwareBackend::run_piece(const Piece &piece) {
     support::bump(counters_.pieces_executed);
     if (job.pieces_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         CopyCompletion *done = job.done;
+        const char *error = job.copy.fail_with;
         delete piece.job;
-        done->copy_done(nullptr);
+        done->copy_done(error);
         unfinished_jobs_.fetch_sub(1, std::memory_order_seq_cst);
     }
 }
