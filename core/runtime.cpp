@@ -128,7 +128,8 @@ void print_stats(const support::Counters &c) {
     out += p + "blocking waits: " + n(c.caller_waits) + " (slept " + n(c.caller_sleeps) + ")\n";
     out += p + "idle workers: parks=" + n(c.worker_parks) + " wakes=" + n(c.worker_wakes) + "\n";
     if (n(c.provider_copies) != "0" || n(c.provider_refusals) != "0") // a KUPL_BACKEND provider
-        out += p + "copy engine provider: took=" + n(c.provider_copies) + " refused=" + n(c.provider_refusals) + "\n";
+        out += p + "copy engine provider: took=" + n(c.provider_copies) +
+               " refused=" + n(c.provider_refusals) + "\n";
     std::fputs(out.c_str(), stderr); // one call: lines of several processes do not interleave
 }
 
