@@ -49,9 +49,14 @@ class SoftwareBackend final : public CopyBackend {
     bool help_one() override;
     int busy_threads() const override { return busy_.load(std::memory_order_relaxed); }
     bool idle() const override { return unfinished_jobs_.load(std::memory_order_seq_cst) == 0; }
+    // A channel is spinning (in any node's group) or copying: a hand-off costs no wake-up.
     bool ready() const override {
-        return idle_.spinning.load(std::memory_order_relaxed) > 0 ||
-               busy_.load(std::memory_order_relaxed) > 0;
+        if (busy_.load(std::memory_order_relaxed) > 0)
+            return true;
+        for (const support::IdleWorkers &group : idle_)
+            if (group.spinning.load(std::memory_order_relaxed) > 0)
+                return true;
+        return false;
     }
     void shutdown() override;
     void stop_at_exit(std::chrono::milliseconds limit) override;
