@@ -8,7 +8,7 @@
 #            (KUPL_MPI_FORCE=1): checks that every variant's bytes are right, not timing
 #   --quick  3 runs, every size, 30 rounds per case (about 2 minutes)  [default]
 #   --full   7 runs, every size, 150 rounds per case (about 15 minutes on an idle host)
-#   RUNS=n ROUNDS=n TARGET_US=t LEVEL=l  override the mode's numbers
+#   RUNS=n ROUNDS=n TARGET_US=t LEVEL=l  override the mode's numbers; PYTHON=python3 interpreter
 #   EXTRA_ENV  e.g. "-x KUPL_MPI_FORCE=1" (stage every eligible message) or "-x KUPL_MPI_P2P=0"
 #   OUTDIR defaults to ./realcode-<mode>; it gets run<i>.json/.txt, summary.json, table.md,
 #   ratios.png and ratios.svg (the plot needs python3-matplotlib; without it only the tables).
@@ -48,4 +48,13 @@ if [ $status -ne 0 ]; then
     echo "run_realcode_bench.sh: a run failed (see $out/run*.txt)" >&2
     exit 1
 fi
-python3 "$here/realcode_report.py" --out "$out" "$out"/run*.json
+# The plot needs matplotlib: take the first Python that has it (Debian's python3-matplotlib is
+# only in /usr/bin/python3's path when another python3 comes first in PATH).
+py=${PYTHON:-python3}
+for candidate in "$py" /usr/bin/python3; do
+    if "$candidate" -c 'import matplotlib' 2>/dev/null; then
+        py=$candidate
+        break
+    fi
+done
+"$py" "$here/realcode_report.py" --out "$out" "$out"/run*.json
