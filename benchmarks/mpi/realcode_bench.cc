@@ -344,14 +344,18 @@ int main(int argc, char **argv) {
     if (flag(argc, argv, "--help")) {
         if (rank == 0)
             std::printf(
-                "usage: mpirun -np 2 realcode_bench [--rounds=N] [--target-us=T] [--level=-1|0|1|2|3]\n"
+                "usage: mpirun -np 2 realcode_bench [--rounds=N] [--target-us=T] [--sizes=0,1,2,3]\n"
                 "         [--only=SUBSTRING] [--path=auto|toggle|pmpi] [--json=FILE] [--require-kupl]\n");
         MPI_Finalize();
         return 0;
     }
     int rounds = std::atoi(option(argc, argv, "--rounds", "100").c_str());
     const double target_us = std::atof(option(argc, argv, "--target-us", "200").c_str());
-    const int level = std::atoi(option(argc, argv, "--level", "-1").c_str());
+    // --sizes=0,1,...: size indices (0 = smallest of each pattern); default all.
+    unsigned size_mask = 0;
+    for (char ch : option(argc, argv, "--sizes", "0,1,2,3"))
+        if (ch >= '0' && ch <= '9')
+            size_mask |= 1u << (ch - '0');
     const std::string only = option(argc, argv, "--only", "");
     const std::string json = option(argc, argv, "--json", "");
     const Setup setup = make_setup(option(argc, argv, "--path", "auto"));
@@ -386,7 +390,7 @@ int main(int argc, char **argv) {
     std::vector<Result> results;
     long failures = 0;
     uint64_t verify_round = 1;
-    for (auto &pattern : realcode::make_patterns(level, ranks)) {
+    for (auto &pattern : realcode::make_patterns(size_mask, ranks)) {
         if (!only.empty() && (pattern->name() + " " + pattern->size()).find(only) == std::string::npos)
             continue;
         Region src(pattern->region_bytes()), dst(pattern->region_bytes());

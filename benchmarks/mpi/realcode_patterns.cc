@@ -655,9 +655,9 @@ class Lammps : public Pattern {
 
 } // namespace
 
-std::vector<std::unique_ptr<Pattern>> make_patterns(int level, int ranks) {
+std::vector<std::unique_ptr<Pattern>> make_patterns(unsigned size_mask, int ranks) {
     std::vector<std::unique_ptr<Pattern>> out;
-    auto pick = [level](int i) { return level < 0 || level == i; };
+    auto pick = [size_mask](int i) { return (size_mask >> i) & 1u; };
     struct Dims {
         int a, b, c, d;
     };

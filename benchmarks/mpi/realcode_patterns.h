@@ -64,8 +64,8 @@ class Pattern {
     std::string name_, size_;
 };
 
-/** Every pattern at every size (sizes ordered small to large within a pattern). `level`
- *  limits the sizes: -1 all, else only size index `level` (0 = smallest). */
-std::vector<std::unique_ptr<Pattern>> make_patterns(int level, int ranks);
+/** Every pattern at the sizes whose index (0 = smallest; three sizes per pattern, four for NAS
+ *  MG) has its bit set in `size_mask`. */
+std::vector<std::unique_ptr<Pattern>> make_patterns(unsigned size_mask, int ranks);
 
 } // namespace realcode

@@ -6,9 +6,10 @@
 # usage: run_realcode_bench.sh LIBKUPL_MPI BENCH [--smoke|--quick|--full] [OUTDIR]
 #   --smoke  one run, smallest size of each pattern, a few rounds, every message staged
 #            (KUPL_MPI_FORCE=1): checks that every variant's bytes are right, not timing
-#   --quick  3 runs, every size, 30 rounds per case (about 2 minutes)  [default]
-#   --full   7 runs, every size, 150 rounds per case (about 15 minutes on an idle host)
-#   RUNS=n ROUNDS=n TARGET_US=t LEVEL=l  override the mode's numbers; PYTHON=python3 interpreter
+#   --quick  3 runs, the two smaller sizes of each pattern, 30 rounds per case (about 2 minutes
+#            on a quiet host; the machine's load stretches it)  [default]
+#   --full   5 runs, every size, 100 rounds per case
+#   RUNS=n ROUNDS=n TARGET_US=t SIZES=0,1,.. override the mode's numbers; PYTHON=python3 interpreter
 #   EXTRA_ENV  e.g. "-x KUPL_MPI_FORCE=1" (stage every eligible message) or "-x KUPL_MPI_P2P=0"
 #   OUTDIR defaults to ./realcode-<mode>; it gets run<i>.json/.txt, summary.json, table.md,
 #   ratios.png and ratios.svg (the plot needs python3-matplotlib; without it only the tables).
@@ -16,16 +17,16 @@ set -eu
 lib=$1 bench=$2
 mode=${3:---quick}
 case $mode in
---smoke) runs=1 rounds=4 target=20 level=0 ;;
---quick) runs=3 rounds=30 target=100 level=-1 ;;
---full) runs=7 rounds=150 target=200 level=-1 ;;
+--smoke) runs=1 rounds=4 target=20 sizes=0 ;;
+--quick) runs=3 rounds=30 target=100 sizes=0,1 ;;
+--full) runs=5 rounds=100 target=200 sizes=0,1,2,3 ;;
 *)
     echo "run_realcode_bench.sh: unknown mode $mode (--smoke, --quick or --full)" >&2
     exit 2
     ;;
 esac
 out=${4:-realcode-${mode#--}}
-runs=${RUNS:-$runs} rounds=${ROUNDS:-$rounds} target=${TARGET_US:-$target} level=${LEVEL:-$level}
+runs=${RUNS:-$runs} rounds=${ROUNDS:-$rounds} target=${TARGET_US:-$target} sizes=${SIZES:-$sizes}
 extra=${EXTRA_ENV:-}
 if [ "$mode" = --smoke ]; then extra="$extra -x KUPL_MPI_FORCE=1"; fi
 mkdir -p "$out"
@@ -37,7 +38,7 @@ while [ "$i" -le "$runs" ]; do
     # shellcheck disable=SC2086
     if ! mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np 2 \
         -x LD_PRELOAD="$lib" -x KUPL_MPI_STATS=1 $extra \
-        "$bench" --rounds="$rounds" --target-us="$target" --level="$level" --require-kupl \
+        "$bench" --rounds="$rounds" --target-us="$target" --sizes="$sizes" --require-kupl \
         --json="$out/run$i.json" >"$out/run$i.txt" 2>&1; then
         status=1
     fi
