@@ -156,7 +156,7 @@ def plot(rows, path_base):
     ax.set_xticks(xs)
     ax.set_xticklabels([f"{r['pattern']} {r['size']}" for r in rows], rotation=90, fontsize=7)
     ax.set_xlim(-0.6, n - 0.4)
-    ax.set_ylabel("time ratio (median over runs of paired medians; bars: range over runs)")
+    ax.set_ylabel("time ratio, paired per round (median over runs; bars: range)")
     ax.set_title("Real-code patterns, 2 ranks: interposer (kupl), plain Open MPI and hand-packing")
     ax.legend(fontsize=8, loc="upper left", framealpha=0.9)
     ax.grid(axis="y", which="both", linewidth=0.3)
