@@ -6,8 +6,8 @@
 # usage: run_realcode_bench.sh LIBKUPL_MPI BENCH [--smoke|--quick|--full] [OUTDIR]
 #   --smoke  one run, smallest size of each pattern, a few rounds, every message staged
 #            (KUPL_MPI_FORCE=1): checks that every variant's bytes are right, not timing
-#   --quick  3 runs, the two smaller sizes of each pattern, 30 rounds per case (about 2 minutes
-#            on a quiet host; the machine's load stretches it)  [default]
+#   --quick  3 runs, the two smaller sizes of each pattern, 30 rounds per case (35 s at load 7
+#            on the 2-vCPU VM; the machine's load stretches it)  [default]
 #   --full   5 runs, every size, 100 rounds per case
 #   RUNS=n ROUNDS=n TARGET_US=t SIZES=0,1,.. override the mode's numbers; PYTHON=python3 interpreter
 #   EXTRA_ENV  e.g. "-x KUPL_MPI_FORCE=1" (stage every eligible message) or "-x KUPL_MPI_P2P=0"
