@@ -4,8 +4,10 @@
 // descriptor to the device ring, and a poller reports completions.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace kupl::copy {
@@ -19,6 +21,10 @@ struct CopyDescriptor {
     std::size_t width = 0;  // bytes per row
     std::size_t height = 1; // rows
     int priority = 0;       // 0 (least) .. 3 (greatest), from the queue
+    // Tracing (KUPL_TRACE): the copy's number in the trace (0: not traced) and where the threads
+    // that execute its pieces set their bit (kupl_trace_thread_index), so the trace says who copied.
+    std::uint64_t trace_id = 0;
+    std::atomic<std::uint64_t> *trace_threads = nullptr;
 
     std::size_t bytes() const { return width * height; }
     // What the copy costs, in bytes of memory traffic: every row touches whole cache lines and

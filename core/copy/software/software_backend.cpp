@@ -1,9 +1,11 @@
 #include "copy/software/software_backend.h"
 
+#include "support/trace.h"
 #include "support/worker_loop.h"
 #include "topo/topology.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <new>
 #include <stdexcept>
 
@@ -73,6 +75,11 @@ void SoftwareBackend::channel_main(int index, const topo::Topology &topology) {
         ++channels_placed_;
     }
     placed_.notify_all();
+    if (KUPL_TRACING()) {
+        char name[48];
+        std::snprintf(name, sizeof name, "copy channel %d", index);
+        kupl_trace_name_thread(name, 1000 + index);
+    }
     support::run_worker_loop([this] { return try_run_one(); },
                              [this] { return pending_count_.load(std::memory_order_relaxed) != 0; },
                              stopping_, idle_, options_.spin_us, counters_);
@@ -150,6 +157,7 @@ bool SoftwareBackend::help_one() {
 void SoftwareBackend::run_piece(const Piece &piece) {
     Job &job = *piece.job;
     const CopyDescriptor &c = job.copy;
+    const std::uint64_t trace_start = KUPL_TRACING() ? kupl_trace_now() : 0;
     if (c.height == 1) {
         copy_bytes(static_cast<char *>(c.dst) + piece.first, static_cast<const char *>(c.src) + piece.first,
                    piece.last - piece.first, job.non_temporal);
@@ -159,6 +167,16 @@ void SoftwareBackend::run_piece(const Piece &piece) {
                    piece.last - piece.first);
     }
     support::bump(counters_.pieces_executed);
+    if (trace_start != 0 && KUPL_TRACING()) {
+        if (c.trace_threads != nullptr)
+            c.trace_threads->fetch_or(std::uint64_t{1} << kupl_trace_thread_index(),
+                                      std::memory_order_relaxed);
+        const std::size_t bytes = (piece.last - piece.first) * (c.height == 1 ? 1 : c.width);
+        char args[96];
+        std::snprintf(args, sizeof args, "\"copy\":%llu,\"bytes\":%zu",
+                      static_cast<unsigned long long>(c.trace_id), bytes);
+        kupl_trace_slice(0, "copy", "copy piece", trace_start, kupl_trace_now(), args);
+    }
     if (job.pieces_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         CopyCompletion *done = job.done;
         delete piece.job;
