@@ -231,6 +231,170 @@ def case_pid_in_name(program):
     print(f"pid_in_name: {os.path.basename(files[0])}: ok")
 
 
+def tool(*args):
+    result = subprocess.run([sys.executable, os.environ["KUPL_TRACE_TOOL"], *args], capture_output=True, text=True,
+                            timeout=60)
+    expect(result.returncode == 0, f"kupl-trace {' '.join(args)}: {result.returncode} {result.stderr}")
+    return result.stdout
+
+
+def by_sweep(copy, compute):
+    """Hand computation, on purpose not the tool's union/intersection: walk every slice boundary in
+    time order, counting how many copy and compute slices are open, and add up the time with at
+    least one copy, at least one compute, both, and either."""
+    points = sorted([(s, 0, 1) for s, e in copy] + [(e, 0, -1) for s, e in copy] +
+                    [(s, 1, 1) for s, e in compute] + [(e, 1, -1) for s, e in compute])
+    open_count, totals, last = [0, 0], {"copy": 0, "compute": 0, "both": 0, "either": 0}, None
+    for t, kind, step in points:
+        if last is not None and t > last:
+            span = t - last
+            totals["copy"] += span if open_count[0] else 0
+            totals["compute"] += span if open_count[1] else 0
+            totals["both"] += span if open_count[0] and open_count[1] else 0
+            totals["either"] += span if open_count[0] or open_count[1] else 0
+        open_count[kind] += step
+        last = t
+    return totals
+
+
+def case_summary(program):
+    """kupl-trace summary's overlap against a hand computation from the same file."""
+    path = os.path.join(WORK, "seed.json")
+    run(program, path, args=["8"])
+    events, _ = common_checks(path)
+    summary = json.loads(tool("summary", "--json", path))
+    x = [e for e in events if e["ph"] == "X"]
+    # Copies: the slices of whole copies on the queues' tracks (not their pieces on channels);
+    # compute: host items on the executor threads that ran them.
+    copy = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in x if e["cat"] == "copy" and e["tid"] >= QUEUE_TRACK]
+    compute = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in x if e["cat"] == "item" and e["tid"] < QUEUE_TRACK]
+    expect(len(copy) == 17 and len(compute) == 14, f"{len(copy)} copies, {len(compute)} items")
+    hand = by_sweep(copy, compute)
+    for key, mine in (("copy_ns", "copy"), ("compute_ns", "compute"), ("overlap_ns", "both"),
+                      ("together_ns", "either")):
+        expect(summary[key] == hand[mine], f"{key}: summary {summary[key]}, by hand {hand[mine]}")
+    expect(hand["copy"] > 0 and hand["compute"] > 0, "nothing to overlap")
+    speedup = (hand["copy"] + hand["compute"]) / hand["either"]
+    expect(abs(summary["overlap_speedup"] - speedup) < 1e-9, f"speedup {summary['overlap_speedup']} vs {speedup}")
+    text = tool("summary", path)
+    expect(f"{speedup:9.2f}x" in text and "queue 1 (priority 0)" in text and "copy channel 0" in text,
+           f"summary text: {text}")
+    shapes = summary["copy_shapes"]
+    expect(len(shapes) == 1 and shapes[0]["copies"] == 17 and shapes[0]["bytes"] == 17 * (8 << 20), f"{shapes}")
+    print(f"summary: overlap {hand['both']} ns of {hand['copy']} copy / {hand['compute']} compute, "
+          f"speedup {speedup:.3f}: matches")
+
+
+def png_colors(path):
+    """Distinct pixel colours of an 8-bit RGB(A) PNG, decoded with zlib (no imaging library)."""
+    import struct
+    import zlib
+    with open(path, "rb") as f:
+        data = f.read()
+    expect(data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG")
+    pos, idat, width = 8, b"", 0
+    while pos < len(data):
+        size, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + size]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", body[:10])
+            expect(depth == 8 and color in (2, 6), f"PNG depth {depth} colour type {color}")
+            channels = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + size
+    raw, stride = zlib.decompress(idat), width * channels
+    previous, colors, i = bytearray(stride), set(), 0
+    for _ in range(height):
+        kind, line = raw[i], bytearray(raw[i + 1:i + 1 + stride])
+        i += 1 + stride
+        for j in range(stride):
+            left = line[j - channels] if j >= channels else 0
+            up, upleft = previous[j], previous[j - channels] if j >= channels else 0
+            if kind == 1:
+                line[j] = (line[j] + left) & 255
+            elif kind == 2:
+                line[j] = (line[j] + up) & 255
+            elif kind == 3:
+                line[j] = (line[j] + (left + up) // 2) & 255
+            elif kind == 4:
+                p = left + up - upleft
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - upleft)
+                line[j] = (line[j] + (left if pa <= pb and pa <= pc else up if pb <= pc else upleft)) & 255
+        for j in range(0, stride, channels * 4):  # every 4th pixel is plenty
+            colors.add(bytes(line[j:j + 3]))
+        previous = line
+    return colors
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        for folder in os.environ.get("PATH", "").split(os.pathsep):
+            if os.access(os.path.join(folder, name), os.X_OK):
+                return os.path.join(folder, name)
+    return None
+
+
+def case_html(program):
+    """The page kupl-trace html writes, opened in headless Chromium: it draws the tracks, with no
+    script error and no request to the network."""
+    browser = chromium()
+    if browser is None:
+        print("SKIP: no chromium on PATH (Debian package 'chromium'); the HTML page was not opened")
+        sys.exit(77)
+    path = os.path.join(WORK, "seed.json")
+    run(program, path, args=["8"])
+    events, _ = common_checks(path)
+    page = os.path.join(WORK, "seed.html")
+    tool("html", path, "-o", page)
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    expect("http://" not in text and "https://" not in text, "the page refers to the network")
+    profile = os.path.join(WORK, "profile")
+    base = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+            f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", "--window-size=1400,400"]
+    dom = subprocess.run(base + ["--dump-dom", "file://" + page], capture_output=True, text=True, timeout=90)
+    expect(dom.returncode == 0, f"chromium --dump-dom: {dom.returncode} {dom.stderr[-2000:]}")
+    status = re.search(r'<span id="status"[^>]*>', dom.stdout)
+    expect(status is not None, "no status in the rendered page")
+    tracks = int(re.search(r'data-tracks="(\d+)"', status.group(0)).group(1))
+    names = re.search(r'data-track-names="([^"]*)"', status.group(0)).group(1).split("|")
+    slices = int(re.search(r'data-slices="(\d+)"', status.group(0)).group(1))
+    expect(tracks >= 5 and "queue 1 (priority 0)" in names and "copy channel 0" in names, f"tracks: {names}")
+    expect(slices == sum(e["ph"] == "X" for e in events), f"{slices} slices drawn")
+    expect("data-errors" not in dom.stdout, "script errors: " + dom.stdout[dom.stdout.find("data-errors"):][:300])
+    console = [line for line in dom.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+    expect(not console, f"console messages: {console}")
+    shot = os.path.join(WORK, "seed.png")
+    if os.path.exists(shot):
+        os.remove(shot)
+    result = subprocess.run(base + [f"--screenshot={shot}", "file://" + page], capture_output=True, text=True,
+                            timeout=90)
+    expect(result.returncode == 0 and os.path.exists(shot), f"chromium --screenshot: {result.stderr[-2000:]}")
+    colors = png_colors(shot)
+    # White background, grey rows and text alone give a handful; drawn copies, items and waits more.
+    expect(len(colors) >= 8, f"the screenshot looks blank: {len(colors)} colours")
+    expect(any(abs(c[0] - 0x3b) < 8 and abs(c[1] - 0x7d) < 8 and abs(c[2] - 0xd8) < 8 for c in colors),
+           "no copy (blue) drawn in the screenshot")
+    print(f"html: {tracks} tracks, {slices} slices rendered, screenshot {len(colors)} colours: ok")
+
+
+def case_merge(program):
+    for old in glob.glob(os.path.join(WORK, "m-*.json")):
+        os.remove(old)
+    run(program, os.path.join(WORK, "m-%p.json"))
+    run(program, os.path.join(WORK, "m-%p.json"))
+    files = sorted(glob.glob(os.path.join(WORK, "m-*.json")))
+    expect(len(files) == 2, f"files: {files}")
+    parts = [load(f) for f in files]
+    merged = os.path.join(WORK, "merged.json")
+    tool("merge", *files, "-o", merged)
+    events, _ = common_checks(merged)
+    expect(len(events) == sum(len(p) for p in parts) - 1, f"{len(events)} events after merging")
+    expect(len({e["pid"] for e in events if e["ph"] == "X"}) == 2, "both processes in the merge")
+    print(f"merge: {len(events)} events of 2 processes: ok")
+
+
 def main():
     case, program, *rest = sys.argv[1:]
     os.makedirs(WORK, exist_ok=True)
