@@ -12,8 +12,8 @@
 #include <atomic>
 #include <cstdio>
 #include <new>
-#include <thread>
 #include <string>
+#include <thread>
 
 namespace kupl {
 namespace {
@@ -195,6 +195,8 @@ void *Runtime::acquire_queue(int index) {
         acquired_.erase(it);
         return nullptr;
     }
+    if (auto queue = queues.find(it->second))
+        queue->trace_handle(it->second);
     return it->second;
 }
 

@@ -27,9 +27,12 @@ kupl_queue_h create_queue(const char *function, int priority) {
         return nullptr;
     }
     auto queue = std::make_shared<kupl::sched::Queue>(*runtime->engine, priority, false);
+    kupl::sched::Queue *created = queue.get();
     void *handle = runtime->queues.add(std::move(queue));
     if (handle == nullptr)
         fail(function, "no queue handles left (ids are never reused)");
+    else if (KUPL_TRACING())
+        created->trace_handle(handle);
     return static_cast<kupl_queue_h>(handle);
 }
 
@@ -83,9 +86,9 @@ int order_after_event(const char *function, kupl_queue_h queue, kupl_event_h eve
         std::snprintf(trace.args, sizeof trace.args, "\"queue\":%llu,\"event\":%llu",
                       static_cast<unsigned long long>(target->trace_number()),
                       static_cast<unsigned long long>(awaited->trace_id()));
-        const std::uint64_t now = kupl_trace_now();
+        // Just inside the wait's start: pieces it helped with are nested further in.
         kupl::sched::trace_flow_from_event(*awaited, generation, kupl_trace_thread_track(),
-                                           trace.start() + (now - trace.start()) / 2);
+                                           trace.start() + 1);
     }
     if (const char *why = awaited->error())
         return fail(function, "the awaited work failed: %s", why);

@@ -53,6 +53,15 @@ Queue::Queue(Engine &engine, int priority, bool synchronous)
     }
 }
 
+void Queue::trace_handle(const void *handle) const {
+    if (trace_track_ == 0 || !KUPL_TRACING())
+        return;
+    char args[64];
+    std::snprintf(args, sizeof args, "\"handle\":\"%p\",\"queue\":%llu", handle,
+                  static_cast<unsigned long long>(trace_number_));
+    kupl_trace_instant(trace_track_, "op", "queue created", kupl_trace_now(), args);
+}
+
 std::uint64_t Queue::enqueue(std::unique_ptr<Op> op) {
     if (synchronous_) {
         std::uint64_t ticket = 0;

@@ -30,6 +30,8 @@ class Queue : public std::enable_shared_from_this<Queue> {
     // Tracing: the queue's number ("queue 3", in creation order) and its track; 0 when not tracing.
     std::uint64_t trace_number() const { return trace_number_; }
     std::uint64_t trace_track() const { return trace_track_; }
+    // Marks the queue's track with its API handle (what the plugin and the interposer see).
+    void trace_handle(const void *handle) const;
 
     // Appends op and starts it if the queue was idle (the synchronous queue runs it now). Returns
     // its ticket for wait_for().

@@ -112,7 +112,8 @@ def track_names(events):
 
 
 def flow_targets(events, flows, tracks=None):
-    """(source slice, target slice) for every arrow."""
+    """(start, finish, source slice, target slice) for every arrow; an arrow binds to the innermost
+    slice around its end."""
     tracks = tracks or slices_by_track(events)
     pairs = []
     for ends in flows.values():
@@ -120,7 +121,8 @@ def flow_targets(events, flows, tracks=None):
         f = next(e for e in ends if e["ph"] == "f")
         src = enclosing(tracks, s["pid"], s["tid"], ns(s["ts"]))
         dst = enclosing(tracks, f["pid"], f["tid"], ns(f["ts"]))
-        pairs.append((s, f, src[-1] if src else None, dst[-1] if dst else None))
+        innermost = lambda found: min(found, key=lambda e: ns(e["dur"])) if found else None
+        pairs.append((s, f, innermost(src), innermost(dst)))
     return pairs
 
 
@@ -393,6 +395,64 @@ def case_merge(program):
     expect(len(events) == sum(len(p) for p in parts) - 1, f"{len(events)} events after merging")
     expect(len({e["pid"] for e in events if e["ph"] == "X"}) == 2, "both processes in the merge")
     print(f"merge: {len(events)} events of 2 processes: ok")
+
+
+def case_omp_pipeline(program, launcher):
+    """kupl-omp-run --trace on an OpenMP pipeline: OpenMP tasks with their dependences as arrows
+    from depend(out) to depend(in), and the plugin's constructs with the KUPL copies they became."""
+    chunks, chunk_bytes = 4, (1 << 16) * 8
+    path = os.path.join(WORK, "pipeline.json")
+    env = dict(os.environ)
+    env.pop("KUPL_TRACE", None)
+    result = subprocess.run([launcher, "--trace", path, program], env=env, capture_output=True, text=True,
+                            timeout=100)
+    expect(result.returncode == 0 and "PASS (kupl plugin)" in result.stdout,
+           f"pipeline: {result.returncode} {result.stdout} {result.stderr}")
+    events, flows = common_checks(path)
+    names = track_names(events)
+    expect(any(n.startswith("OpenMP initial thread") for n in names.values()), f"no OpenMP threads: {names}")
+    x = [e for e in events if e["ph"] == "X"]
+    tasks = [e for e in x if e["cat"] == "omp.task"]
+    ids = {e["args"]["task"] for e in tasks}
+    expect(len(ids) >= 3 * chunks, f"{len(ids)} OpenMP tasks, expected at least {3 * chunks}")
+    # Each dependence arrow runs from a task with depend(out/inout: X) to one with depend(in/inout: X).
+    pairs = flow_targets(events, flows)
+    depend = [(src, dst) for s, f, src, dst in pairs if s["cat"] == "omp.depend"]
+    expect(len(depend) >= 2 * chunks, f"{len(depend)} dependence arrows, expected at least {2 * chunks}")
+    for src, dst in depend:
+        expect(src is not None and dst is not None and src["cat"] == "omp.task" and dst["cat"] == "omp.task",
+               f"dependence arrow between {src} and {dst}")
+        outs = {d.split(":", 1)[1] for d in src["args"]["depend"].split() if d.split(":")[0] in ("out", "inout")}
+        ins = {d.split(":", 1)[1] for d in dst["args"]["depend"].split() if d.split(":")[0] in ("in", "inout")}
+        expect(outs & ins, f"arrow from depend {src['args']['depend']} to depend {dst['args']['depend']}")
+        expect(ns(src["ts"]) <= ns(dst["ts"]) + ns(dst["dur"]), "a dependence arrow going back in time")
+    # The plugin's view: every update of a chunk, its KUPL queue, and a copy of its bytes there.
+    handles = {e["args"]["handle"]: e["tid"] for e in events if e["ph"] == "i" and e["name"] == "queue created"}
+    copies = defaultdict(list)
+    for e in x:
+        if e["cat"] == "copy" and e["tid"] >= QUEUE_TRACK and "bytes" in e["args"]:
+            copies[e["tid"]].append(e)
+    for direction in ("to device", "from device"):
+        updates = [e for e in x if e["cat"] == "omp.construct" and e["name"] == direction
+                   and e["args"].get("bytes") == chunk_bytes]
+        expect(len(updates) == chunks, f"{len(updates)} '{direction}' of a chunk, expected {chunks}")
+        for u in updates:
+            if "kupl_queue" in u["args"]:  # queued behind earlier work of its construct
+                track = handles.get(u["args"]["kupl_queue"])
+                expect(track is not None, f"'{direction}' on an unknown queue: {u['args']}")
+                expect(any(c["args"]["bytes"] == chunk_bytes and ns(c["ts"]) + ns(c["dur"]) >= ns(u["ts"])
+                           for c in copies[track]), f"no {chunk_bytes} B copy on the queue of {u['args']}")
+            else:  # nothing ahead of it: a synchronous copy inside the construct (kupl_memcpy, or the
+                # plugin's memcpy while another engine copy runs)
+                start, end = ns(u["ts"]), ns(u["ts"]) + ns(u["dur"])
+                expect(any(e["cat"] == "copy" and e["name"] in ("kupl_memcpy", "memcpy (plugin, on the caller)")
+                           and e["tid"] == u["tid"]
+                           and e["args"]["bytes"] == chunk_bytes and start <= ns(e["ts"]) <= end for e in x),
+                       f"'{direction}' without a queue and without a kupl_memcpy inside: {u}")
+    regions = [e for e in x if e["cat"] == "omp.construct" and "region" in e["name"] and e["args"]["nowait"]]
+    expect(len(regions) == chunks, f"{len(regions)} nowait target regions, expected {chunks}")
+    print(f"omp_pipeline: {len(ids)} tasks, {len(depend)} dependence arrows, {2 * chunks} updates traced to "
+          f"their copies: ok")
 
 
 def main():
