@@ -25,7 +25,7 @@ class ConstructTrace {
             return;
         void *queue = info_ != nullptr && info_->Queue != nullptr ? info_->Queue : queue_;
         char args[160];
-        int used = std::snprintf(args, sizeof args, "\"device\":%d,\"nowait\":%s", static_cast<int>(device_),
+        int used = std::snprintf(args, sizeof args, "\"device\":%d,\"async\":%s", static_cast<int>(device_),
                                  info_ != nullptr ? "true" : "false");
         if (bytes_ >= 0)
             used += std::snprintf(args + used, sizeof args - static_cast<std::size_t>(used),
