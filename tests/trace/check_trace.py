@@ -6,6 +6,7 @@ Checks common to every trace: the file is valid JSON as written (a JSON array, c
 was dropped, slices nest on every track, and every flow arrow has one start and one end, each
 inside a slice of its track. Then what CASE must contain (see the case functions).
 """
+import bisect
 import glob
 import json
 import os
@@ -62,17 +63,20 @@ def load(path):
 
 
 def slices_by_track(events):
+    """Per track, its slices as (start, end, event) sorted by start (outer before inner)."""
     tracks = defaultdict(list)
     for e in events:
         if e["ph"] == "X":
             tracks[(e["pid"], e["tid"])].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e))
+    for slices in tracks.values():
+        slices.sort(key=lambda s: (s[0], -s[1]))
     return tracks
 
 
 def check_nesting(events):
     for track, slices in slices_by_track(events).items():
         stack = []
-        for start, end, e in sorted(slices, key=lambda s: (s[0], -s[1])):
+        for start, end, e in slices:
             while stack and start >= stack[-1][1]:
                 stack.pop()
             if stack and end > stack[-1][1]:
@@ -82,7 +86,15 @@ def check_nesting(events):
 
 
 def enclosing(tracks, pid, tid, t):
-    return [e for start, end, e in tracks.get((pid, tid), []) if start <= t <= end]
+    """The innermost slice of the track around time t, or None. Slices nest (check_nesting), so
+    walking back from the last one starting at or before t, the first that reaches t is it."""
+    slices = tracks.get((pid, tid), [])
+    i = bisect.bisect_right(slices, (t, float("inf"))) - 1
+    while i >= 0:
+        if slices[i][1] >= t:
+            return slices[i][2]
+        i -= 1
+    return None
 
 
 def check_flows(events, one_of_several=False):
@@ -96,7 +108,7 @@ def check_flows(events, one_of_several=False):
         phases = sorted(e["ph"] for e in ends)
         expect(phases == ["f", "s"], f"flow {fid}: ends {phases}, not one start and one finish")
         for e in ends:
-            expect(enclosing(tracks, e["pid"], e["tid"], ns(e["ts"])),
+            expect(enclosing(tracks, e["pid"], e["tid"], ns(e["ts"])) is not None,
                    f"flow {fid}: its {e['ph']} at {e['ts']} on track {e['tid']} is inside no slice")
     return flows
 
@@ -120,10 +132,8 @@ def flow_targets(events, flows, tracks=None):
     for ends in flows.values():
         s = next(e for e in ends if e["ph"] == "s")
         f = next(e for e in ends if e["ph"] == "f")
-        src = enclosing(tracks, s["pid"], s["tid"], ns(s["ts"]))
-        dst = enclosing(tracks, f["pid"], f["tid"], ns(f["ts"]))
-        innermost = lambda found: min(found, key=lambda e: ns(e["dur"])) if found else None
-        pairs.append((s, f, innermost(src), innermost(dst)))
+        pairs.append((s, f, enclosing(tracks, s["pid"], s["tid"], ns(s["ts"])),
+                      enclosing(tracks, f["pid"], f["tid"], ns(f["ts"]))))
     return pairs
 
 
@@ -504,6 +514,16 @@ def case_mpi_halo(program, interposer):
         expect(s["pid"] != f["pid"] and src is not None and dst is not None, f"arrow {s} -> {f}")
         expect(src["args"]["send_tag"] == dst["args"]["recv_tag"], f"arrow {src['args']} -> {dst['args']}")
     print(f"mpi_halo: 2 ranks, {len(mpi)} MPI calls, {len(arrows)} message arrows: ok")
+
+
+def case_core_suites(program, *gtest_args):
+    """The core GoogleTest suites with tracing on: all pass, and the file is whole."""
+    path = os.path.join(WORK, "core-suites.json")
+    result = run(program, path, args=gtest_args)
+    expect("[  PASSED  ]" in result.stdout and "FAILED" not in result.stdout, result.stdout[-3000:])
+    events, flows = common_checks(path)
+    copies = sum(e["ph"] == "X" and e["cat"] == "copy" for e in events)
+    print(f"core_suites: {len(events)} events, {copies} copy slices, {len(flows)} arrows: ok")
 
 
 def main():
