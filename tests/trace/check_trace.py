@@ -429,7 +429,12 @@ def case_omp_pipeline(program, launcher):
     # Each dependence arrow runs from a task with depend(out/inout: X) to one with depend(in/inout: X).
     pairs = flow_targets(events, flows)
     depend = [(src, dst) for s, f, src, dst in pairs if s["cat"] == "omp.depend"]
-    expect(len(depend) >= 2 * chunks, f"{len(depend)} dependence arrows, expected at least {2 * chunks}")
+    # libomp reports a dependence (ompt_callback_task_dependence) only if its source task is still
+    # pending when the sink is created: how many of the 2 * chunks edges show varies (7 or 8 seen
+    # here), but never none, and every one that shows must join a depend(out) to a depend(in).
+    expect(len(depend) >= 1, "no dependence arrow")
+    with_depend = [e for e in tasks if "out:" in e["args"]["depend"] or "in:" in e["args"]["depend"]]
+    expect(len({e["args"]["task"] for e in with_depend}) >= 3 * chunks, "tasks without their depend clauses")
     for src, dst in depend:
         expect(src is not None and dst is not None and src["cat"] == "omp.task" and dst["cat"] == "omp.task",
                f"dependence arrow between {src} and {dst}")
