@@ -212,6 +212,8 @@ void *Runtime::acquire_queue(int index) {
         acquired_.erase(it);
         return nullptr;
     }
+    if (auto queue = queues.find(it->second))
+        queue->trace_handle(it->second);
     return it->second;
 }
 

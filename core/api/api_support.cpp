@@ -1,6 +1,7 @@
 #include "api/api_support.h"
 
 #include "support/log.h"
+#include "support/trace.h"
 
 #include <cxxabi.h>
 
@@ -12,6 +13,16 @@
 namespace kupl::api {
 
 int fail(const char *function, const char *format, ...) {
+    if (KUPL_TRACING()) { // every failed call shows on its thread's track
+        char message[300], escaped[320], args[400];
+        va_list args_list;
+        va_start(args_list, format);
+        std::vsnprintf(message, sizeof message, format, args_list);
+        va_end(args_list);
+        std::snprintf(args, sizeof args, "\"call\":\"%s\",\"message\":\"%s\"", function,
+                      kupl_trace_escape(escaped, sizeof escaped, message));
+        kupl_trace_instant(0, "error", "error", kupl_trace_now(), args);
+    }
     if (support::log_enabled(support::LogLevel::error)) {
         char message[400];
         va_list args;

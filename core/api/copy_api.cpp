@@ -1,7 +1,10 @@
 // kupl_memcpy, kupl_memcpy2d and their asynchronous forms: validate, describe, hand inward.
 #include "api/api_support.h"
+#include "support/trace.h"
 
+#include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 
 using kupl::api::fail;
@@ -55,10 +58,24 @@ int describe_copy(const char *function, void *dst, std::size_t dpitch, const voi
     return KUPL_OK;
 }
 
+// The copy's number in the trace.
+std::uint64_t next_trace_copy() {
+    static std::atomic<std::uint64_t> count{0};
+    return count.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 int copy_sync(const char *function, const kupl::copy::CopyDescriptor &copy) {
     kupl::Runtime *runtime = kupl::api::runtime_for(function);
     if (runtime == nullptr)
         return KUPL_ERROR;
+    kupl::support::TraceScope trace("copy", function);
+    if (trace.active())
+        std::snprintf(
+            trace.args, sizeof trace.args,
+            "\"copy\":%llu,\"bytes\":%zu,\"shape\":\"%s\",\"width\":%zu,\"height\":%zu,\"dpitch\":%zu,"
+            "\"spitch\":%zu",
+            static_cast<unsigned long long>(next_trace_copy()), copy.bytes(), copy.height == 1 ? "1D" : "2D",
+            copy.width, copy.height, copy.dpitch, copy.spitch);
     if (const char *error = runtime->engine->copy_and_wait(copy))
         return fail(function, "%s", error);
     return KUPL_OK;
@@ -74,6 +91,10 @@ int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kup
         return KUPL_ERROR;
     auto op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::copy);
     op->copy = copy;
+    if (KUPL_TRACING()) {
+        op->copy.trace_id = next_trace_copy();
+        op->copy.trace_threads = &op->trace_threads;
+    }
     if (event != nullptr) {
         auto signal = kupl::api::find_event(*runtime, event, function);
         if (signal == nullptr)

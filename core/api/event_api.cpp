@@ -1,6 +1,8 @@
 // Events: create, destroy, record, wait, query, error detail.
 #include "api/api_support.h"
 #include "kupl_ext.h"
+#include "sched/op_trace.h"
+#include "support/trace.h"
 
 #include <cstdio>
 
@@ -49,6 +51,17 @@ int kupl_event_record(kupl_event_h event, kupl_queue_h queue) {
         if (op->signal_generation == 0)
             return fail(function, "event %p is still SUBMITTED (its previous record is not complete)",
                         static_cast<void *>(event));
+        if (KUPL_TRACING()) {
+            // An arrow from this call to the record's completion on its queue.
+            char args[64];
+            std::snprintf(args, sizeof args, "\"event\":%llu,\"queue\":%llu",
+                          static_cast<unsigned long long>(recorded->trace_id()),
+                          static_cast<unsigned long long>(target->trace_number()));
+            const std::uint64_t now = kupl_trace_now();
+            kupl_trace_slice(0, "event", function, now, now, args);
+            op->trace_record_flow = kupl_trace_new_id();
+            kupl_trace_flow_start("event", "record", op->trace_record_flow, kupl_trace_thread_track(), now);
+        }
         op->signal = std::move(recorded); // settled by the op from here, even if it is not accepted
         target->enqueue(std::move(op));
         return KUPL_OK;
@@ -70,11 +83,24 @@ int kupl_event_wait(kupl_event_h event) {
         // cannot complete before the item returns (as kupl_queue_wait from there).
         if (!awaited->is_complete(generation) &&
             kupl::sched::Queue::running_item_of(awaited->record_queue(generation)))
-            return fail(function,
-                        "event %p is recorded behind the calling item on its own queue: the wait would deadlock",
-                        static_cast<void *>(event));
-        runtime->engine->block_until([&awaited, generation] { return awaited->is_complete(generation); },
-                                     awaited->completions());
+            return fail(
+                function,
+                "event %p is recorded behind the calling item on its own queue: the wait would deadlock",
+                static_cast<void *>(event));
+        {
+            kupl::support::TraceScope trace("wait", function);
+            runtime->engine->block_until([&awaited, generation] { return awaited->is_complete(generation); },
+                                         awaited->completions());
+            if (trace.active()) {
+                std::snprintf(trace.args, sizeof trace.args, "\"event\":%llu,\"generation\":%llu",
+                              static_cast<unsigned long long>(awaited->trace_id()),
+                              static_cast<unsigned long long>(generation));
+                // Just inside the wait's start: further in, the copy pieces this thread helped
+                // with are nested, and an arrow binds to the innermost slice around its end.
+                kupl::sched::trace_flow_from_event(*awaited, generation, kupl_trace_thread_track(),
+                                                   trace.start() + 1);
+            }
+        }
         if (const char *why = awaited->error())
             return fail(function, "the work of event %p failed: %s", static_cast<void *>(event), why);
         return KUPL_OK;

@@ -1,7 +1,10 @@
 // Queues: create, destroy, wait, host-function items, acquired queues.
 #include "api/api_support.h"
 #include "kupl_ext.h"
+#include "sched/op_trace.h"
+#include "support/trace.h"
 
+#include <cstdio>
 #include <cstring>
 
 using kupl::api::fail;
@@ -24,13 +27,24 @@ kupl_queue_h create_queue(const char *function, int priority) {
         return nullptr;
     }
     auto queue = std::make_shared<kupl::sched::Queue>(*runtime->engine, priority, false);
+    kupl::sched::Queue *created = queue.get();
     void *handle = runtime->queues.add(std::move(queue));
     if (handle == nullptr)
         fail(function, "no queue handles left (ids are never reused)");
+    else if (KUPL_TRACING())
+        created->trace_handle(handle);
     return static_cast<kupl_queue_h>(handle);
 }
 
-int submit_function(const char *function, kupl_queue_h queue, std::function<void()> body) {
+// The item's name (KUPL_QUEUE_ITEM_DESC_FIELD_NAME), or nullptr.
+const char *item_name(const kupl_queue_item_desc_t *desc) {
+    if (desc == nullptr || (desc->field_mask & KUPL_QUEUE_ITEM_DESC_FIELD_NAME) == 0)
+        return nullptr;
+    return desc->name;
+}
+
+int submit_function(const char *function, kupl_queue_h queue, std::function<void()> body,
+                    const char *name = nullptr) {
     kupl::Runtime *runtime = runtime_for(function);
     if (runtime == nullptr)
         return KUPL_ERROR;
@@ -39,6 +53,8 @@ int submit_function(const char *function, kupl_queue_h queue, std::function<void
         return KUPL_ERROR;
     auto op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::host_function);
     op->function = std::move(body);
+    if (name != nullptr && KUPL_TRACING())
+        std::snprintf(op->trace_name, sizeof op->trace_name, "%s", name);
     target->enqueue(std::move(op)); // the synchronous queue runs it now, on this thread
     return KUPL_OK;
 }
@@ -64,7 +80,16 @@ int order_after_event(const char *function, kupl_queue_h queue, kupl_event_h eve
     const std::uint64_t ticket = target->enqueue(std::move(op));
     if (!block)
         return KUPL_OK;
+    kupl::support::TraceScope trace("wait", function);
     target->wait_for(ticket);
+    if (trace.active()) {
+        std::snprintf(trace.args, sizeof trace.args, "\"queue\":%llu,\"event\":%llu",
+                      static_cast<unsigned long long>(target->trace_number()),
+                      static_cast<unsigned long long>(awaited->trace_id()));
+        // Just inside the wait's start: pieces it helped with are nested further in.
+        kupl::sched::trace_flow_from_event(*awaited, generation, kupl_trace_thread_track(),
+                                           trace.start() + 1);
+    }
     if (const char *why = awaited->error())
         return fail(function, "the awaited work failed: %s", why);
     return KUPL_OK;
@@ -112,7 +137,13 @@ void kupl_queue_destroy(kupl_queue_h queue) {
                  "a queue cannot be destroyed from one of its own items (it would wait for itself)");
             return;
         }
-        target->wait_all(); // KUPL destroys after the pending work is done
+        {
+            kupl::support::TraceScope trace("wait", function);
+            if (trace.active())
+                std::snprintf(trace.args, sizeof trace.args, "\"queue\":%llu",
+                              static_cast<unsigned long long>(target->trace_number()));
+            target->wait_all(); // KUPL destroys after the pending work is done
+        }
         runtime->queues.remove(queue);
     });
 }
@@ -127,7 +158,15 @@ int kupl_queue_wait(kupl_queue_h queue) {
             return KUPL_ERROR;
         if (target->called_from_own_item())
             return fail(function, "waiting on a queue from one of its own items would deadlock");
-        if (!target->wait_all())
+        bool ok;
+        {
+            kupl::support::TraceScope trace("wait", function);
+            if (trace.active())
+                std::snprintf(trace.args, sizeof trace.args, "\"queue\":%llu",
+                              static_cast<unsigned long long>(target->trace_number()));
+            ok = target->wait_all();
+        }
+        if (!ok)
             return fail(function, "work on the queue failed since the previous wait");
         return KUPL_OK;
     });
@@ -159,10 +198,12 @@ int kupl_queue_submit(kupl_queue_h queue, kupl_queue_item_desc_t *desc) {
             const std::size_t units = desc->args_size / unit + (desc->args_size % unit != 0 ? 1 : 0);
             auto copy = std::shared_ptr<std::max_align_t[]>(new std::max_align_t[units]);
             std::memcpy(copy.get(), desc->args, desc->args_size);
-            return submit_function(function, queue, [func, copy] { func(copy.get()); });
+            return submit_function(
+                function, queue, [func, copy] { func(copy.get()); }, item_name(desc));
         }
         void *args = desc->args;
-        return submit_function(function, queue, [func, args] { func(args); });
+        return submit_function(
+            function, queue, [func, args] { func(args); }, item_name(desc));
     });
 }
 
@@ -184,7 +225,15 @@ int kupl_queue_wait_all(void) {
         kupl::Runtime *runtime = runtime_for(function);
         if (runtime == nullptr)
             return KUPL_ERROR;
-        if (!runtime->wait_acquired())
+        bool ok;
+        {
+            kupl::support::TraceScope trace("wait", function);
+            ok = runtime->wait_acquired();
+        }
+        // A natural point to write the trace out: the program has just waited for everything.
+        if (KUPL_TRACING())
+            kupl_trace_flush();
+        if (!ok)
             return fail(function, "work on an acquired queue failed since its previous wait");
         return KUPL_OK;
     });
@@ -194,11 +243,11 @@ int kupl_queue_wait_all(void) {
 
 namespace kupl {
 
-int queue_submit(kupl_queue_h queue, kupl_queue_item_desc_t *, const std::function<void(void)> &func) {
+int queue_submit(kupl_queue_h queue, kupl_queue_item_desc_t *desc, const std::function<void(void)> &func) {
     return guarded("kupl::queue_submit", KUPL_ERROR, [&](const char *function) {
         if (!func)
             return fail(function, "func is empty");
-        return submit_function(function, queue, func);
+        return submit_function(function, queue, func, item_name(desc));
     });
 }
 

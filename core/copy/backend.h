@@ -4,8 +4,10 @@
 // descriptor to the device ring, and a poller reports completions.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace kupl::copy {
@@ -22,6 +24,10 @@ struct CopyDescriptor {
     // Fault injection (kuplx_inject_copy_faults): the backend completes the copy with this error
     // without writing, through its ordinary completion path. Only the software backend gets these.
     const char *fail_with = nullptr;
+    // Tracing (KUPL_TRACE): the copy's number in the trace (0: not traced) and where the threads
+    // that execute its pieces set their bit (kupl_trace_thread_index), so the trace says who copied.
+    std::uint64_t trace_id = 0;
+    std::atomic<std::uint64_t> *trace_threads = nullptr;
 
     std::size_t bytes() const { return width * height; }
     // What the copy costs, in bytes of memory traffic: every row touches whole cache lines and

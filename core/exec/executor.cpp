@@ -1,9 +1,11 @@
 #include "exec/executor.h"
 
 #include "support/log.h"
+#include "support/trace.h"
 #include "support/worker_loop.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <new>
 #include <stdexcept>
 #include <system_error>
@@ -56,6 +58,13 @@ Executor::~Executor() {
 bool Executor::start_thread() {
     const int started = support::start_threads(threads_, 1, [this](int) {
         return [this] {
+            if (KUPL_TRACING()) {
+                static std::atomic<int> count{0};
+                const int number = count.fetch_add(1, std::memory_order_relaxed);
+                char name[48];
+                std::snprintf(name, sizeof name, "executor %d", number);
+                kupl_trace_name_thread(name, 2000 + number);
+            }
             support::run_worker_loop([this] { return try_run_one(); },
                                      [this] { return task_count_.load(std::memory_order_relaxed) != 0; },
                                      stopping_, idle_, spin_us_, counters_);
@@ -108,10 +117,9 @@ bool Executor::post(std::function<void()> task) {
         support::bump(counters_.worker_wakes);
     // No free thread: the monitor keeps an eye on it (a watching monitor needs no wake-up,
     // unless a waiting thread lent its slot: that is filled at once).
-    if (starved() &&
-        (!monitor_watching_.load(std::memory_order_seq_cst) ||
-         live_.load(std::memory_order_seq_cst) - waiting_.load(std::memory_order_seq_cst) <
-             base_threads_.load(std::memory_order_seq_cst)))
+    if (starved() && (!monitor_watching_.load(std::memory_order_seq_cst) ||
+                      live_.load(std::memory_order_seq_cst) - waiting_.load(std::memory_order_seq_cst) <
+                          base_threads_.load(std::memory_order_seq_cst)))
         monitor_wakeups_.notify(false);
     return true;
 }

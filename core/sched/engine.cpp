@@ -2,10 +2,13 @@
 
 #include "copy/kernels/copy_kernels.h"
 #include "sched/event.h"
+#include "sched/op_trace.h"
 #include "sched/queue.h"
+#include "support/trace.h"
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 namespace kupl::sched {
@@ -34,6 +37,7 @@ Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend>
       counters_(counters), faults_(faults) {}
 
 void Engine::copy_now(const copy::CopyDescriptor &c) {
+    const std::uint64_t trace_start = KUPL_TRACING() ? kupl_trace_now() : 0;
     if (c.height == 1)
         copy::copy_bytes(c.dst, c.src, c.width, false);
     else
@@ -41,6 +45,15 @@ void Engine::copy_now(const copy::CopyDescriptor &c) {
                                                 static_cast<const char *>(c.src), c.spitch, c.width,
                                                 c.height);
     support::bump(counters_.copies_inline);
+    if (trace_start != 0 && KUPL_TRACING()) {
+        if (c.trace_threads != nullptr)
+            c.trace_threads->fetch_or(std::uint64_t{1} << kupl_trace_thread_index(),
+                                      std::memory_order_relaxed);
+        char args[64];
+        std::snprintf(args, sizeof args, "\"copy\":%llu,\"bytes\":%zu",
+                      static_cast<unsigned long long>(c.trace_id), c.bytes());
+        kupl_trace_slice(0, "copy", "copy (inline)", trace_start, kupl_trace_now(), args);
+    }
 }
 
 bool Engine::inline_while_parked() {
@@ -124,10 +137,17 @@ void Engine::settle(Op &op, const char *record_error) {
     } else if (op.kind == Op::Kind::host_function) {
         support::bump(counters_.host_items);
     }
+    std::uint64_t traced_at = 0;
+    if (KUPL_TRACING()) {
+        traced_at = kupl_trace_now();
+        trace_before_complete(op, traced_at);
+    }
     if (op.signal != nullptr) {
         const std::shared_ptr<Event> signal = std::move(op.signal); // settled: ~Op leaves it alone
         signal->complete(op.signal_generation, op.kind == Op::Kind::record ? record_error : op.error);
     }
+    if (traced_at != 0 && KUPL_TRACING())
+        trace_settled(op, record_error, traced_at);
 }
 
 const char *Engine::run_now(Op &op) {
@@ -135,9 +155,18 @@ const char *Engine::run_now(Op &op) {
     case Op::Kind::copy:
         // A synchronous copy, counted by copy_and_wait: only the event is left to complete.
         op.error = copy_and_wait(op.copy);
-        if (op.signal != nullptr) {
-            const std::shared_ptr<Event> signal = std::move(op.signal); // settled: ~Op leaves it alone
-            signal->complete(op.signal_generation, op.error);
+        {
+            std::uint64_t traced_at = 0;
+            if (KUPL_TRACING()) {
+                traced_at = kupl_trace_now();
+                trace_before_complete(op, traced_at);
+            }
+            if (op.signal != nullptr) {
+                const std::shared_ptr<Event> signal = std::move(op.signal); // settled: ~Op leaves it alone
+                signal->complete(op.signal_generation, op.error);
+            }
+            if (traced_at != 0 && KUPL_TRACING())
+                trace_settled(op, nullptr, traced_at);
         }
         return op.error;
     case Op::Kind::host_function:
@@ -159,6 +188,10 @@ const char *Engine::run_now(Op &op) {
 
 void Engine::run_unordered(std::unique_ptr<Op> op) {
     op->engine = this;
+    if (KUPL_TRACING()) {
+        op->trace_start = kupl_trace_now();
+        op->trace_track = Op::kTraceAsync; // unordered copies overlap: an asynchronous span each
+    }
     Op *raw = op.release(); // owned by itself until it settles
     if (start(*raw)) {
         settle(*raw, nullptr);
@@ -179,6 +212,9 @@ const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
     if (inline_copy) {
         copy_now(copy);
     } else {
+        if (KUPL_TRACING() && copy.trace_threads != nullptr)
+            copy.trace_threads->fetch_or(std::uint64_t{1} << kupl_trace_thread_index(),
+                                         std::memory_order_relaxed);
         // Shared by the waiter and the completing thread; the last of the two frees it, so the
         // completer may still be inside notify() when the waiter sees `done` and returns.
         struct Completion final : copy::CopyCompletion {

@@ -77,3 +77,28 @@ const char *Event::error() const {
 }
 
 } // namespace kupl::sched
+
+namespace kupl::sched {
+
+std::uint64_t Event::next_trace_id() {
+    static std::atomic<std::uint64_t> count{0};
+    return count.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+void Event::set_trace_completion(std::uint64_t generation, std::uint64_t ns, std::uint64_t track) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    trace_generation_ = generation;
+    trace_ns_ = ns;
+    trace_track_ = track;
+}
+
+bool Event::trace_completion(std::uint64_t generation, std::uint64_t &ns, std::uint64_t &track) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (trace_generation_ != generation || trace_ns_ == 0)
+        return false;
+    ns = trace_ns_;
+    track = trace_track_;
+    return true;
+}
+
+} // namespace kupl::sched

@@ -53,6 +53,12 @@ class Event {
 
     support::EventCount &completions() { return completions_; }
 
+    // Tracing: the event's number in the trace, and where and when record `generation` completed
+    // (set by the op that completes it, just before complete()); false if not known.
+    std::uint64_t trace_id() const { return trace_id_; }
+    void set_trace_completion(std::uint64_t generation, std::uint64_t ns, std::uint64_t track);
+    bool trace_completion(std::uint64_t generation, std::uint64_t &ns, std::uint64_t &track) const;
+
   private:
     mutable std::mutex mutex_;
     std::atomic<std::uint64_t> recorded_{0};  // written under mutex_
@@ -63,6 +69,11 @@ class Event {
     std::uint64_t record_queue_generation_ = 0; // guarded by mutex_
     const void *record_queue_ = nullptr;        // guarded by mutex_
     support::EventCount completions_;
+    const std::uint64_t trace_id_ = next_trace_id();
+    std::uint64_t trace_generation_ = 0; // guarded by mutex_
+    std::uint64_t trace_ns_ = 0;         // guarded by mutex_
+    std::uint64_t trace_track_ = 0;      // guarded by mutex_
+    static std::uint64_t next_trace_id();
 };
 
 } // namespace kupl::sched

@@ -5,6 +5,7 @@
 #include "copy/backend.h"
 #include "sched/event.h"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -41,6 +42,17 @@ struct Op final : copy::CopyCompletion, EventWaiter {
     std::shared_ptr<Queue> queue; // null for an unordered copy (queue == NULL in the API)
     Engine *engine = nullptr;
     const char *error = nullptr; // why it failed (static text), nullptr if it did not
+
+    // Tracing (KUPL_TRACE; all zero when off). The op's slice runs from trace_start (when it
+    // became its queue's head, or was run) to its settling, on trace_track: its queue's track, 0
+    // for the calling thread (the synchronous queue), kTraceAsync for a copy no queue orders.
+    static constexpr std::uint64_t kTraceAsync = ~std::uint64_t{0};
+    std::uint64_t trace_start = 0;
+    std::uint64_t trace_track = 0;
+    std::uint64_t trace_record_flow = 0;         // Kind::record: the arrow from kupl_event_record
+    std::uint64_t signal_event_id = 0;           // the trace number of the event it completes
+    std::atomic<std::uint64_t> trace_threads{0}; // Kind::copy: who executed it
+    char trace_name[48] = "";                    // Kind::host_function: the item's name
 
     void copy_done(const char *why) override;
     void event_complete() override; // Kind::wait_event: the awaited record is complete

@@ -2,7 +2,9 @@
 
 #include "sched/engine.h"
 #include "sched/event.h"
+#include "support/trace.h"
 
+#include <cstdio>
 #include <vector>
 
 namespace kupl::sched {
@@ -35,7 +37,30 @@ class ItemScope {
 } // namespace
 
 Queue::Queue(Engine &engine, int priority, bool synchronous)
-    : engine_(engine), priority_(priority), synchronous_(synchronous) {}
+    : engine_(engine), priority_(priority), synchronous_(synchronous) {
+    if (KUPL_TRACING()) {
+        static std::atomic<std::uint64_t> count{0};
+        trace_number_ = count.fetch_add(1, std::memory_order_relaxed) + 1;
+        char name[64];
+        if (synchronous)
+            std::snprintf(name, sizeof name, "queue %llu (KUPL_ASYNC_SYNC: runs on its callers)",
+                          static_cast<unsigned long long>(trace_number_));
+        else
+            std::snprintf(name, sizeof name, "queue %llu (priority %d)",
+                          static_cast<unsigned long long>(trace_number_), priority);
+        // The synchronous queue's ops show on their calling threads; its track only names it.
+        trace_track_ = kupl_trace_new_track(name, static_cast<int>(trace_number_));
+    }
+}
+
+void Queue::trace_handle(const void *handle) const {
+    if (trace_track_ == 0 || !KUPL_TRACING())
+        return;
+    char args[64];
+    std::snprintf(args, sizeof args, "\"handle\":\"%p\",\"queue\":%llu", handle,
+                  static_cast<unsigned long long>(trace_number_));
+    kupl_trace_instant(trace_track_, "op", "queue created", kupl_trace_now(), args);
+}
 
 std::uint64_t Queue::enqueue(std::unique_ptr<Op> op) {
     if (synchronous_) {
@@ -46,6 +71,7 @@ std::uint64_t Queue::enqueue(std::unique_ptr<Op> op) {
     op->engine = &engine_;
     op->queue = shared_from_this();
     op->copy.priority = priority_;
+    op->trace_track = trace_track_;
     std::uint64_t ticket;
     bool start;
     Op *const head = op.get();
@@ -82,6 +108,8 @@ const char *Queue::run_inline(std::unique_ptr<Op> op, std::uint64_t *ticket_out)
     }
     if (ticket_out != nullptr)
         *ticket_out = ticket;
+    if (KUPL_TRACING())
+        op->trace_start = kupl_trace_now(); // on the calling thread's track (trace_track 0)
     const char *error;
     {
         ItemScope scope(this, ticket); // only a host function can call back into kupl
@@ -108,6 +136,8 @@ void Queue::drain(Op *first) {
             std::lock_guard<std::mutex> lock(mutex_);
             head = ops_.front().get();
         }
+        if (KUPL_TRACING())
+            head->trace_start = kupl_trace_now();
         if (head->kind == Op::Kind::host_function) {
             // Runs on an executor thread; marks that thread as inside this queue's item. Captures
             // one pointer only, so the std::function needs no memory of its own (head->queue keeps
@@ -115,7 +145,16 @@ void Queue::drain(Op *first) {
             const bool posted = engine_.executor().post([head] {
                 {
                     ItemScope scope(head->queue.get(), 0);
+                    const std::uint64_t start = KUPL_TRACING() ? kupl_trace_now() : 0;
                     head->function();
+                    if (start != 0 && KUPL_TRACING()) {
+                        char args[48];
+                        std::snprintf(args, sizeof args, "\"queue\":%llu",
+                                      static_cast<unsigned long long>(head->queue->trace_number()));
+                        kupl_trace_slice(0, "item",
+                                         head->trace_name[0] != '\0' ? head->trace_name : "host item", start,
+                                         kupl_trace_now(), args);
+                    }
                 }
                 head->engine->finish(*head);
             });

@@ -27,6 +27,11 @@ class Queue : public std::enable_shared_from_this<Queue> {
     int priority() const { return priority_; }
     // The KUPL_ASYNC_SYNC queue: its ops run inline in the submitting call.
     bool synchronous() const { return synchronous_; }
+    // Tracing: the queue's number ("queue 3", in creation order) and its track; 0 when not tracing.
+    std::uint64_t trace_number() const { return trace_number_; }
+    std::uint64_t trace_track() const { return trace_track_; }
+    // Marks the queue's track with its API handle (what the plugin and the interposer see).
+    void trace_handle(const void *handle) const;
 
     // Appends op and starts it if the queue was idle (the synchronous queue runs it now). Returns
     // its ticket for wait_for().
@@ -71,6 +76,8 @@ class Queue : public std::enable_shared_from_this<Queue> {
     Engine &engine_;
     const int priority_;
     const bool synchronous_;
+    std::uint64_t trace_number_ = 0;
+    std::uint64_t trace_track_ = 0;
 
     mutable std::mutex mutex_;
     std::deque<std::unique_ptr<Op>> ops_; // front() is the running op; guarded by mutex_

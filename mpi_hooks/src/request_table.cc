@@ -1,4 +1,5 @@
 #include "request_table.h"
+#include "trace.h"
 
 #include "stats.h"
 #include "wire_format.h"
@@ -107,6 +108,8 @@ OpPtr requests_take(MPI_Request request) {
 
 void settle(int n, const MPI_Request *after, OpPtr *ops, const char *done, const MPI_Status *statuses) {
     {
+        const std::uint64_t trace_start = kupl_trace_on() ? kupl_trace_now() : 0;
+        std::uint64_t trace_bytes = 0;
         CopyBatch batch;
         for (int i = 0; i < n; ++i) {
             PendingOp *op = ops[i].get();
@@ -118,9 +121,12 @@ void settle(int n, const MPI_Request *after, OpPtr *ops, const char *done, const
             if (bytes > 0) {
                 stage_unpack(batch, op->plan, op->staging.data(), static_cast<size_t>(bytes));
                 stats_accelerated(Accel::Recv, static_cast<uint64_t>(bytes));
+                trace_bytes += static_cast<std::uint64_t>(bytes);
             }
         }
         batch.wait();
+        if (trace_bytes != 0)
+            trace_copy_span("unpack", trace_start, trace_bytes);
     }
     for (int i = 0; i < n; ++i) {
         if (!ops[i])

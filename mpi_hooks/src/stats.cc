@@ -1,4 +1,5 @@
 #include "stats.h"
+#include "trace.h"
 
 #include "config.h"
 
@@ -99,9 +100,11 @@ void stats_type_committed(TypeVerdict v) {
     g_types[static_cast<int>(v)].fetch_add(1, std::memory_order_relaxed);
 }
 void stats_fallback(Fallback f) {
+    trace_verdict("fallback", fallback_name(f));
     g_fallbacks[static_cast<int>(f)].fetch_add(1, std::memory_order_relaxed);
 }
 void stats_accelerated(Accel a, uint64_t bytes) {
+    trace_verdict("accelerated", nullptr);
     g_accel_calls[static_cast<int>(a)].fetch_add(1, std::memory_order_relaxed);
     g_accel_bytes[static_cast<int>(a)].fetch_add(bytes, std::memory_order_relaxed);
 }

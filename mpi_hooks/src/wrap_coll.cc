@@ -9,6 +9,7 @@
 // Open MPI untouched, as do the v/w variants.
 #include "node_map.h"
 #include "staging_pool.h"
+#include "trace.h"
 #include "wire_format.h"
 
 #include <mpi.h>
@@ -120,6 +121,7 @@ using namespace kupl_mpi;
 extern "C" {
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+    CallTrace trace("MPI_Bcast");
     Side s;
     const bool root_here = is_root(comm, root);
     prepare(s, root_here, true, buffer, count, type, 1, comm);
@@ -133,6 +135,7 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype type, int root, MPI_Comm com
 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    CallTrace trace("MPI_Gather");
     const bool root_here = is_root(comm, root);
     Side snd, rcv;
     prepare(snd, true, !(root_here && sendbuf == MPI_IN_PLACE), sendbuf, sendcount, sendtype, 1, comm);
@@ -147,6 +150,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    CallTrace trace("MPI_Scatter");
     const bool root_here = is_root(comm, root);
     Side snd, rcv;
     prepare(snd, true, root_here && recvbuf != MPI_IN_PLACE, sendbuf, sendcount, sendtype, comm_size(comm),
@@ -161,6 +165,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm) {
+    CallTrace trace("MPI_Allgather");
     Side snd, rcv;
     const bool in_place = sendbuf == MPI_IN_PLACE;
     if (in_place)
@@ -176,6 +181,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm) {
+    CallTrace trace("MPI_Alltoall");
     Side snd, rcv;
     const bool in_place = sendbuf == MPI_IN_PLACE;
     if (in_place)

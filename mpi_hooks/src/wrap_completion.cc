@@ -4,6 +4,7 @@
 // request is completed by one thread at a time, so nobody else can miss them)
 // and settled after: received data unpacked, staging buffers released.
 #include "request_table.h"
+#include "trace.h"
 #include "wire_format.h"
 
 #include <mpi.h>
@@ -94,6 +95,7 @@ int some(bool wait, int incount, MPI_Request requests[], int *outcount, int indi
 extern "C" {
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status) {
+    CallTrace trace("MPI_Wait");
     requests_reap(false);
     OpPtr op = request ? requests_take(*request) : nullptr;
     if (!op)
@@ -127,6 +129,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) try {
+    CallTrace trace("MPI_Waitall");
     requests_reap(false);
     if (requests_none())
         return PMPI_Waitall(count, requests, statuses);

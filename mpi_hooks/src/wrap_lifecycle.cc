@@ -3,6 +3,7 @@
 #include "node_map.h"
 #include "request_table.h"
 #include "staging_pool.h"
+#include "trace.h"
 #include "type_cache.h"
 #include "wire_format.h"
 
@@ -16,6 +17,11 @@ namespace {
 /** Node map, and KUPL's runtime started now (~40 ms of topology discovery) rather than in the first message.
  */
 void start(int rc) {
+    if (rc == MPI_SUCCESS) { // the trace knows this process as its rank, accelerated or not
+        int rank = -1;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        trace_rank_known(rank);
+    }
     if (rc != MPI_SUCCESS || config().disabled)
         return;
     node_map_init();
@@ -47,6 +53,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 
 int MPI_Finalize(void) {
     requests_reap(true);
+    kupl_trace_flush(); // the ranks' files are complete before mpirun may kill a straggler
     if (stats_enabled()) {
         int rank = -1;
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -6,6 +6,7 @@
 // On the wire the message is the packed bytes as leaf elements (wire_format.h): what Open MPI
 // itself would send, so peers may use any layout of the same signature.
 #include "request_table.h"
+#include "trace.h"
 #include "wire_format.h"
 
 #include <mpi.h>
@@ -39,9 +40,11 @@ OpPtr new_op_or_count() {
 bool stage_send(const Plan &p, StagingBuffer *staging) {
     if (!new_staging(p, staging))
         return false;
+    const std::uint64_t trace_start = kupl_trace_on() ? kupl_trace_now() : 0;
     CopyBatch batch;
     stage_pack(batch, p, staging->data());
     batch.wait();
+    trace_copy_span("pack", trace_start, p.bytes);
     stats_accelerated(Accel::Send, p.bytes);
     return true;
 }
@@ -119,9 +122,11 @@ void deliver(int rc, const Plan &p, const StagingBuffer &staging, const MPI_Stat
         return;
     // A truncated message's status counts all it carried; only the buffer's worth arrived.
     bytes = std::min<MPI_Count>(bytes, static_cast<MPI_Count>(p.bytes));
+    const std::uint64_t trace_start = kupl_trace_on() ? kupl_trace_now() : 0;
     CopyBatch batch;
     stage_unpack(batch, p, staging.data(), static_cast<size_t>(bytes));
     batch.wait();
+    trace_copy_span("unpack", trace_start, static_cast<uint64_t>(bytes));
     stats_accelerated(Accel::Recv, static_cast<uint64_t>(bytes));
 }
 
@@ -133,34 +138,50 @@ using namespace kupl_mpi;
 extern "C" {
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    CallTrace trace("MPI_Send");
+    trace.message(true, dest, tag, count, type, comm);
     return blocking_send(PMPI_Send, buf, count, type, dest, tag, comm);
 }
 int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    CallTrace trace("MPI_Ssend");
+    trace.message(true, dest, tag, count, type, comm);
     return blocking_send(PMPI_Ssend, buf, count, type, dest, tag, comm);
 }
 int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    CallTrace trace("MPI_Rsend");
+    trace.message(true, dest, tag, count, type, comm);
     return blocking_send(PMPI_Rsend, buf, count, type, dest, tag, comm);
 }
 // Buffered sends copy the packed bytes into the attached buffer; they take the
 // same space there (MPI_Pack_size of an equal signature).
 int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    CallTrace trace("MPI_Bsend");
+    trace.message(true, dest, tag, count, type, comm);
     return blocking_send(PMPI_Bsend, buf, count, type, dest, tag, comm);
 }
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               MPI_Request *request) {
+    CallTrace trace("MPI_Isend");
+    trace.message(true, dest, tag, count, type, comm);
     return nonblocking_send(PMPI_Isend, false, buf, count, type, dest, tag, comm, request);
 }
 int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request *request) {
+    CallTrace trace("MPI_Issend");
+    trace.message(true, dest, tag, count, type, comm);
     return nonblocking_send(PMPI_Issend, false, buf, count, type, dest, tag, comm, request);
 }
 int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request *request) {
+    CallTrace trace("MPI_Irsend");
+    trace.message(true, dest, tag, count, type, comm);
     return nonblocking_send(PMPI_Irsend, false, buf, count, type, dest, tag, comm, request);
 }
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request *request) {
+    CallTrace trace("MPI_Ibsend");
+    trace.message(true, dest, tag, count, type, comm);
     return nonblocking_send(PMPI_Ibsend, false, buf, count, type, dest, tag, comm, request);
 }
 int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
@@ -182,6 +203,8 @@ int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int 
 
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
              MPI_Status *status) {
+    CallTrace trace("MPI_Recv");
+    trace.message(false, source, tag, count, type, comm);
     Plan p;
     if (!plan_or_count(Use::Recv, buf, count, type, comm, source, &p)) {
         int rc = PMPI_Recv(buf, count, type, source, tag, comm, status);
@@ -199,6 +222,8 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request *request) {
+    CallTrace trace("MPI_Irecv");
+    trace.message(false, source, tag, count, type, comm);
     return nonblocking_recv(PMPI_Irecv, false, buf, count, type, source, tag, comm, request);
 }
 int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -242,6 +267,9 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MP
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                  MPI_Status *status) {
+    CallTrace trace("MPI_Sendrecv");
+    trace.message(true, dest, sendtag, sendcount, sendtype, comm);
+    trace.message(false, source, recvtag, recvcount, recvtype, comm);
     Plan sp, rp;
     StagingBuffer sstage, rstage;
     const bool send_fast =
@@ -267,6 +295,9 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
                          int recvtag, MPI_Comm comm, MPI_Status *status) {
+    CallTrace trace("MPI_Sendrecv_replace");
+    trace.message(true, dest, sendtag, count, type, comm);
+    trace.message(false, source, recvtag, count, type, comm);
     Plan p, from_source;
     StagingBuffer staging;
     // Planned as a receive too: the source must be on the node and the buffer safe to unpack into

@@ -1,6 +1,7 @@
 // MPI_Pack/MPI_Unpack: the packed bytes are the blocks in typemap order, which
 // is exactly what Open MPI writes for a homogeneous (native) pack.
 #include "planner.h"
+#include "trace.h"
 
 #include <mpi.h>
 
@@ -10,6 +11,7 @@ extern "C" {
 
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
              MPI_Comm comm) {
+    CallTrace trace("MPI_Pack");
     Plan p;
     if (comm == MPI_COMM_NULL || !outbuf || !position) {
         stats_fallback(Fallback::BadArgument);
@@ -31,6 +33,7 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
 
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                MPI_Datatype datatype, MPI_Comm comm) {
+    CallTrace trace("MPI_Unpack");
     Plan p;
     if (comm == MPI_COMM_NULL || !inbuf || !position) {
         stats_fallback(Fallback::BadArgument);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kupl_trace.h"
 #include "numa_topology.h"
 #include "plugin_event.h"
 #include "plugin_log.h"
@@ -41,7 +42,14 @@ int32_t copy_now(void *dst, const void *src, int64_t size) {
         }
         g_engine_copies.fetch_sub(1, std::memory_order_acq_rel);
     }
+    const uint64_t trace_start = kupl_trace_on() ? kupl_trace_now() : 0;
     memcpy(dst, src, static_cast<size_t>(size));
+    if (trace_start != 0 && kupl_trace_on()) { // no KUPL call to show it: the plugin says so itself
+        char args[64];
+        std::snprintf(args, sizeof args, "\"copy\":0,\"bytes\":%lld,\"by\":\"plugin\"",
+                      static_cast<long long>(size));
+        kupl_trace_slice(0, "copy", "memcpy (plugin, on the caller)", trace_start, kupl_trace_now(), args);
+    }
     return kOffloadSuccess;
 }
 

@@ -12,6 +12,7 @@
 #include "plugin.h"
 #include "plugin_event.h"
 #include "plugin_log.h"
+#include "plugin_trace.h"
 
 #define KUPL_OMP_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -70,23 +71,27 @@ KUPL_OMP_EXPORT int32_t __tgt_rtl_data_delete(int32_t id, void *target_ptr) {
 }
 
 KUPL_OMP_EXPORT int32_t __tgt_rtl_data_submit(int32_t id, void *target_ptr, void *host_ptr, int64_t size) {
+    kupl_omp::ConstructTrace trace("to device", id, size, nullptr);
     Device *device = device_or_null(id, "data_submit");
     return device ? device->submit(target_ptr, host_ptr, size, nullptr) : kOffloadFail;
 }
 
 KUPL_OMP_EXPORT int32_t __tgt_rtl_data_submit_async(int32_t id, void *target_ptr, void *host_ptr,
                                                     int64_t size, __tgt_async_info *info) {
+    kupl_omp::ConstructTrace trace("to device", id, size, info);
     Device *device = device_or_null(id, "data_submit_async");
     return device ? device->submit(target_ptr, host_ptr, size, info) : kOffloadFail;
 }
 
 KUPL_OMP_EXPORT int32_t __tgt_rtl_data_retrieve(int32_t id, void *host_ptr, void *target_ptr, int64_t size) {
+    kupl_omp::ConstructTrace trace("from device", id, size, nullptr);
     Device *device = device_or_null(id, "data_retrieve");
     return device ? device->retrieve(host_ptr, target_ptr, size, nullptr) : kOffloadFail;
 }
 
 KUPL_OMP_EXPORT int32_t __tgt_rtl_data_retrieve_async(int32_t id, void *host_ptr, void *target_ptr,
                                                       int64_t size, __tgt_async_info *info) {
+    kupl_omp::ConstructTrace trace("from device", id, size, info);
     Device *device = device_or_null(id, "data_retrieve_async");
     return device ? device->retrieve(host_ptr, target_ptr, size, info) : kOffloadFail;
 }
@@ -98,6 +103,7 @@ KUPL_OMP_EXPORT int32_t __tgt_rtl_is_data_exchangable(int32_t src_id, int32_t ds
 
 KUPL_OMP_EXPORT int32_t __tgt_rtl_data_exchange(int32_t src_id, void *src_ptr, int32_t dst_id, void *dst_ptr,
                                                 int64_t size) {
+    kupl_omp::ConstructTrace trace("device to device", dst_id, size, nullptr);
     Device *src = device_or_null(src_id, "data_exchange");
     Device *dst = device_or_null(dst_id, "data_exchange");
     return src && dst ? src->exchange(dst_ptr, src_ptr, size, nullptr) : kOffloadFail;
@@ -105,6 +111,7 @@ KUPL_OMP_EXPORT int32_t __tgt_rtl_data_exchange(int32_t src_id, void *src_ptr, i
 
 KUPL_OMP_EXPORT int32_t __tgt_rtl_data_exchange_async(int32_t src_id, void *src_ptr, int32_t dst_id,
                                                       void *dst_ptr, int64_t size, __tgt_async_info *info) {
+    kupl_omp::ConstructTrace trace("device to device", dst_id, size, info);
     Device *src = device_or_null(src_id, "data_exchange_async");
     Device *dst = device_or_null(dst_id, "data_exchange_async");
     return src && dst ? src->exchange(dst_ptr, src_ptr, size, info) : kOffloadFail;
@@ -112,6 +119,7 @@ KUPL_OMP_EXPORT int32_t __tgt_rtl_data_exchange_async(int32_t src_id, void *src_
 
 KUPL_OMP_EXPORT int32_t __tgt_rtl_run_target_region(int32_t id, void *entry, void **args, ptrdiff_t *offsets,
                                                     int32_t count) {
+    kupl_omp::ConstructTrace trace("target region", id, -1, nullptr);
     Device *device = device_or_null(id, "run_target_region");
     return device ? device->run_region(entry, args, offsets, count, nullptr) : kOffloadFail;
 }
@@ -119,6 +127,7 @@ KUPL_OMP_EXPORT int32_t __tgt_rtl_run_target_region(int32_t id, void *entry, voi
 KUPL_OMP_EXPORT int32_t __tgt_rtl_run_target_region_async(int32_t id, void *entry, void **args,
                                                           ptrdiff_t *offsets, int32_t count,
                                                           __tgt_async_info *info) {
+    kupl_omp::ConstructTrace trace("target region", id, -1, info);
     Device *device = device_or_null(id, "run_target_region_async");
     return device ? device->run_region(entry, args, offsets, count, info) : kOffloadFail;
 }
@@ -129,6 +138,7 @@ KUPL_OMP_EXPORT int32_t __tgt_rtl_run_target_team_region(int32_t id, void *entry
                                                          ptrdiff_t *offsets, int32_t count,
                                                          int32_t /*num_teams*/, int32_t /*thread_limit*/,
                                                          uint64_t /*trip_count*/) {
+    kupl_omp::ConstructTrace trace("target teams region", id, -1, nullptr);
     Device *device = device_or_null(id, "run_target_team_region");
     return device ? device->run_region(entry, args, offsets, count, nullptr) : kOffloadFail;
 }
@@ -136,11 +146,13 @@ KUPL_OMP_EXPORT int32_t __tgt_rtl_run_target_team_region(int32_t id, void *entry
 KUPL_OMP_EXPORT int32_t __tgt_rtl_run_target_team_region_async(
     int32_t id, void *entry, void **args, ptrdiff_t *offsets, int32_t count, int32_t /*num_teams*/,
     int32_t /*thread_limit*/, uint64_t /*trip_count*/, __tgt_async_info *info) {
+    kupl_omp::ConstructTrace trace("target teams region", id, -1, info);
     Device *device = device_or_null(id, "run_target_team_region_async");
     return device ? device->run_region(entry, args, offsets, count, info) : kOffloadFail;
 }
 
 KUPL_OMP_EXPORT int32_t __tgt_rtl_synchronize(int32_t id, __tgt_async_info *info) {
+    kupl_omp::ConstructTrace trace("synchronize", id, -1, info);
     Device *device = device_or_null(id, "synchronize");
     return device ? device->synchronize(info) : kOffloadFail;
 }
@@ -158,6 +170,7 @@ KUPL_OMP_EXPORT int32_t __tgt_rtl_record_event(int32_t id, void *event, __tgt_as
 }
 
 KUPL_OMP_EXPORT int32_t __tgt_rtl_wait_event(int32_t id, void *event, __tgt_async_info *info) {
+    kupl_omp::ConstructTrace trace("wait_event", id, -1, info);
     Device *device = device_or_null(id, "wait_event");
     return device && event ? device->wait_event(static_cast<PluginEvent *>(event), info) : kOffloadFail;
 }

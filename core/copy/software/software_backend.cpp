@@ -1,9 +1,11 @@
 #include "copy/software/software_backend.h"
 
+#include "support/trace.h"
 #include "support/worker_loop.h"
 #include "topo/topology.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <new>
 #include <stdexcept>
 
@@ -106,6 +108,11 @@ void SoftwareBackend::channel_main(int index, const topo::Topology &topology) {
         ++channels_placed_;
     }
     placed_.notify_all();
+    if (KUPL_TRACING()) {
+        char name[48];
+        std::snprintf(name, sizeof name, "copy channel %d", index);
+        kupl_trace_name_thread(name, 1000 + index);
+    }
     // Where routing may send copies, a channel serves its own node's slot besides slot 0, and
     // parks with its node's channels (decided from the full plan: the constructor routes only to
     // nodes with a started channel, so a narrower routing_ never strands a copy).
@@ -239,6 +246,7 @@ bool SoftwareBackend::help_one() {
 void SoftwareBackend::run_piece(const Piece &piece) {
     Job &job = *piece.job;
     const CopyDescriptor &c = job.copy;
+    const std::uint64_t trace_start = KUPL_TRACING() ? kupl_trace_now() : 0;
     if (c.fail_with != nullptr) {
         // Fault injection: nothing is written, and the failure is reported as a real one would be.
     } else if (c.height == 1) {
@@ -250,6 +258,16 @@ void SoftwareBackend::run_piece(const Piece &piece) {
                    piece.last - piece.first);
     }
     support::bump(counters_.pieces_executed);
+    if (trace_start != 0 && KUPL_TRACING()) {
+        if (c.trace_threads != nullptr)
+            c.trace_threads->fetch_or(std::uint64_t{1} << kupl_trace_thread_index(),
+                                      std::memory_order_relaxed);
+        const std::size_t bytes = (piece.last - piece.first) * (c.height == 1 ? 1 : c.width);
+        char args[96];
+        std::snprintf(args, sizeof args, "\"copy\":%llu,\"bytes\":%zu",
+                      static_cast<unsigned long long>(c.trace_id), bytes);
+        kupl_trace_slice(0, "copy", "copy piece", trace_start, kupl_trace_now(), args);
+    }
     if (job.pieces_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         CopyCompletion *done = job.done;
         const char *error = job.copy.fail_with;
