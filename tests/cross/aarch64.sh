@@ -10,8 +10,10 @@
 # (libomptarget.rtl.aarch64.so) with its entry-point suite on a clang-14 aarch64 device image.
 # libomp-14-dev:arm64 cannot be installed beside the host's libomp-14-dev (both own files in
 # /usr/lib/llvm-14/lib: apt removes the host's), so the target's libomp is only unpacked into the
-# build folder. The MPI interposer is not cross-built: libopenmpi-dev:arm64 depends on
-# openmpi-bin:arm64, which is not multi-arch, so apt would replace the host's Open MPI with it.
+# build folder. The same goes for Open MPI: libopenmpi-dev:arm64 depends on openmpi-bin:arm64,
+# which is not multi-arch (apt would replace the host's Open MPI), so its headers and libmpi are
+# unpacked into the build folder, the MPI interposer is built against them, and its imports are
+# checked against that libmpi (its tests need mpirun and run natively).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 jobs=${KUPL_CI_JOBS:-2}
@@ -55,6 +57,17 @@ if [ ! -e "$libomp_dir/libomp.so" ]; then
   rm -rf "$download"
 fi
 
+# The target's Open MPI (headers, libmpi), unpacked likewise, for the MPI interposer.
+mpi_root=$PWD/$build/target-openmpi
+mpi_lib=$mpi_root/usr/lib/aarch64-linux-gnu/libmpi.so.40
+if [ ! -e "$mpi_lib" ]; then
+  mkdir -p "$mpi_root"
+  download=$(mktemp -d)
+  (cd "$download" && apt-get download libopenmpi-dev:arm64 libopenmpi3:arm64 2>/dev/null)
+  for deb in "$download"/*.deb; do dpkg-deb -x "$deb" "$mpi_root"; done
+  rm -rf "$download"
+fi
+
 echo "== aarch64 cross build (RelWithDebInfo), tests under $(command -v qemu-aarch64)"
 launcher=()
 if command -v ccache >/dev/null; then
@@ -62,11 +75,25 @@ if command -v ccache >/dev/null; then
 fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKUPL_BUILD_TESTS=ON -DKUPL_BUILD_EXAMPLES=ON -DKUPL_BUILD_OMP_PLUGIN=ON \
-  -DKUPL_BUILD_BENCHMARKS=OFF -DKUPL_BUILD_MPI_HOOKS=OFF \
+  -DKUPL_BUILD_BENCHMARKS=OFF -DKUPL_BUILD_MPI_HOOKS=ON \
+  -DMPI_SKIP_COMPILER_WRAPPER=ON -DMPI_C_COMPILER=/bin/false -DMPI_C_LIB_NAMES=mpi \
+  -DMPI_C_HEADER_DIR="$mpi_root/usr/lib/aarch64-linux-gnu/openmpi/include" -DMPI_mpi_LIBRARY="$mpi_lib" \
   -DKUPL_OMP_TARGET_LIBOMP_DIR="$libomp_dir" "${launcher[@]}" >/dev/null
 cmake --build "$build" -j"$jobs"
 file "$build/core/kupl-info" | grep -q "ARM aarch64" || { echo "not an aarch64 binary" >&2; exit 1; }
 qemu-aarch64 "$build/core/kupl-info"
+
+# The interposer: an aarch64 library whose every MPI import the target's libmpi defines.
+interposer=$build/mpi_hooks/libkupl_mpi.so
+file "$interposer" | grep -q "ARM aarch64" || { echo "libkupl_mpi.so is not an aarch64 library" >&2; exit 1; }
+missing_mpi=$(comm -23 \
+  <(aarch64-linux-gnu-nm -D --undefined-only "$interposer" | awk '{print $2}' | grep -E '^P?MPI_|^ompi_' | sort -u) \
+  <(aarch64-linux-gnu-nm -D --defined-only "$mpi_lib" | awk '{print $3}' | sed 's/@.*//' | sort -u))
+if [ -n "$missing_mpi" ]; then
+  echo "libkupl_mpi.so imports what the aarch64 libmpi does not define: $missing_mpi" >&2
+  exit 1
+fi
+echo "aarch64 libkupl_mpi.so: $(aarch64-linux-gnu-nm -D --undefined-only "$interposer" | grep -cE ' P?MPI_') MPI imports, all in the target's libmpi"
 
 # Left to the native runs, where they pass:
 # - fork() from a threaded process (core.Fork, ForkHandles, the storms, the fuzzer corpus's fork
