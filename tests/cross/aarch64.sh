@@ -99,7 +99,8 @@ echo "aarch64 libkupl_mpi.so: $(aarch64-linux-gnu-nm -D --undefined-only "$inter
 # - fork() from a threaded process (core.Fork, ForkHandles, the storms, the fuzzer corpus's fork
 #   ops): qemu-user 7.2 aborts in the child as soon as it starts a thread ("cpu == current_cpu");
 # - address-space limits (OutOfMemory, ThreadLimit): RLIMIT_AS caps qemu's own reservations too;
-# - the tests that run a built program from a shell script (config_warning, kupl_info, stats):
-#   the script execs the aarch64 binary directly, without the emulator.
-not_under_qemu='^core\.(Fork|ForkHandles|OutOfMemory|ThreadLimit)\.|[Ss]torm|config_warning|kupl_info\.|core\.stats\.|^fuzz\.'
+# - the tests that run a built program from a script (config_warning, kupl_info, stats, the
+#   traced programs of tests/trace): the script execs the aarch64 binary directly, without the
+#   emulator.
+not_under_qemu='^core\.(Fork|ForkHandles|OutOfMemory|ThreadLimit)\.|[Ss]torm|config_warning|kupl_info\.|core\.stats\.|^fuzz\.|^trace\.|^core\.variant\.traced$'
 ctest --test-dir "$build" --output-on-failure --timeout 600 -j"$jobs" -L "core|example|omp" -E "$not_under_qemu"
