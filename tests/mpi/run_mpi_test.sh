@@ -5,6 +5,7 @@
 # EXPECT_REGEX (several patterns separated by ';;'), which proves the calls went
 # through the interposer.
 set -u
+. "$(dirname "$0")/judge_mpi_job.sh"
 mode=$1 np=$2 lib=$3 expect=$4
 shift 4
 log=$(mktemp)
@@ -17,24 +18,5 @@ if [ "$mode" = kupl ]; then
 else
     mpirun --allow-run-as-root --oversubscribe --mca btl self,vader -np "$np" "$@" >"$log" 2>&1
 fi
-rc=$?
-cat "$log"
-if [ $rc -ne 0 ]; then
-    echo "FAIL: mpirun exited with $rc"
-    exit 1
-fi
-if [ "$mode" = kupl ]; then
-    # EXPECT may hold several patterns separated by ';;': each must match some line.
-    missing=$(printf '%s\n' "$expect" | sed 's/;;/\n/g' | while IFS= read -r pattern; do
-        grep -Eq -- "$pattern" "$log" || printf '/%s/ ' "$pattern"
-    done)
-    if [ -n "$missing" ]; then
-        echo "FAIL: the statistics do not show $missing: the interposer did not take the calls"
-        exit 1
-    fi
-fi
-if [ "$mode" = plain ] && grep -q '^\[kupl_mpi\]' "$log"; then
-    echo "FAIL: the interposer was loaded in plain mode"
-    exit 1
-fi
+judge_mpi_job "$mode" $? "$log" "$expect"
 exit 0

@@ -4,6 +4,7 @@
 # usage: run_two_nodes_test.sh TWO_NODES_TOOL plain|kupl LIBKUPL_MPI EXPECT_REGEX PROGRAM
 # Exits 77 (skipped) where the nodes cannot be made (not root, no namespaces, nodes in use).
 set -u
+. "$(dirname "$0")/judge_mpi_job.sh"
 tool=$1 mode=$2 lib=$3 expect=$4 prog=$5
 if [ "$(id -u)" != 0 ]; then
     echo "SKIP: two-nodes needs root"
@@ -25,22 +26,5 @@ if [ "$mode" = kupl ]; then
     args+=(-x LD_PRELOAD="$lib" -x KUPL_MPI_STATS=1 -x KUPL_MPI_FORCE=1)
 fi
 TWO_NODES_BTL=self,vader,tcp TWO_NODES_TIMEOUT=100 "$tool" mpirun "${args[@]}" "$prog" >"$log" 2>&1
-rc=$?
-cat "$log"
-if [ $rc -ne 0 ]; then
-    echo "FAIL: mpirun exited with $rc"
-    exit 1
-fi
-if [ "$mode" = kupl ]; then
-    missing=$(printf '%s\n' "$expect" | sed 's/;;/\n/g' | while IFS= read -r pattern; do
-        grep -Eq -- "$pattern" "$log" || printf '/%s/ ' "$pattern"
-    done)
-    if [ -n "$missing" ]; then
-        echo "FAIL: the statistics do not show $missing"
-        exit 1
-    fi
-elif grep -q '^\[kupl_mpi\]' "$log"; then
-    echo "FAIL: the interposer was loaded in plain mode"
-    exit 1
-fi
+judge_mpi_job "$mode" $? "$log" "$expect"
 exit 0
