@@ -8,6 +8,7 @@
 // lock around fork(): a fork while a runtime thread is inside malloc or free (one still starting
 // up, say, in pthread_getattr_np) leaves an allocator lock held in the child for good, and the
 // child's own threads then hang in their first allocation (seen here 2 runs in 30 under load).
+#include "fork_child.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>
@@ -39,30 +40,10 @@ struct Inherited {
     kupl_event_h event; // recorded and complete
 };
 
-// Runs child() in a forked child; its exit status is the number of the failed step.
+// Runs child() in a forked child; its exit status is the number of the failed step. Generous
+// hang limit: a loaded machine is slow, a hang is not.
 ::testing::AssertionResult run_child(int (*child)(const Inherited &), const Inherited &inherited) {
-    std::fflush(nullptr);
-    const pid_t pid = fork();
-    if (pid < 0)
-        return ::testing::AssertionFailure() << "fork failed";
-    if (pid == 0) {
-        alarm(60); // generous: a loaded machine is slow, a hang is not
-        const int step = child(inherited);
-#ifdef KUPL_TEST_ASAN
-        _exit(step); // LeakSanitizer would report the parent's threads' memory as leaked
-#else
-        std::exit(step);
-#endif
-    }
-    int status = 0;
-    if (waitpid(pid, &status, 0) != pid)
-        return ::testing::AssertionFailure() << "waitpid failed";
-    if (WIFSIGNALED(status))
-        return ::testing::AssertionFailure() << "child died of signal " << WTERMSIG(status)
-                                             << (WTERMSIG(status) == SIGALRM ? " (it hung)" : "");
-    if (WEXITSTATUS(status) != 0)
-        return ::testing::AssertionFailure() << "child failed at step " << WEXITSTATUS(status);
-    return ::testing::AssertionSuccess();
+    return kupl_test::run_in_child([&] { return child(inherited); }, 60);
 }
 
 // In the child: the parent's handles are refused, whatever the child has created since, and

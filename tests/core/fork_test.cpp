@@ -4,15 +4,13 @@
 // Under ThreadSanitizer only the fork of a single-threaded parent runs: TSan keeps
 // the parent's threads registered in the child, and a child thread that glibc gives
 // a reclaimed parent stack (the same pthread_t) aborts TSan ("dup thread with used id").
+#include "fork_child.h"
 #include "test_support.h"
 
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 
 using namespace kupl_test;
 
@@ -42,33 +40,9 @@ int child_work() {
     return 0;
 }
 
-// Forks; the child runs child_work() and exits (running the library's destructor,
-// except under ASan).
+// Forks; the child runs child_work() and exits; a hang in it fails after 20 s.
 ::testing::AssertionResult run_child() {
-    std::fflush(nullptr);
-    pid_t pid = fork();
-    if (pid < 0)
-        return ::testing::AssertionFailure() << "fork failed";
-    if (pid == 0) {
-        alarm(20);
-        int status = child_work();
-#ifdef KUPL_TEST_ASAN
-        // LeakSanitizer at exit would report the parent's threads' memory as leaked.
-        _exit(status);
-#else
-        std::exit(status);
-#endif
-    }
-    int status = 0;
-    if (waitpid(pid, &status, 0) != pid)
-        return ::testing::AssertionFailure() << "waitpid failed";
-    if (WIFSIGNALED(status))
-        return ::testing::AssertionFailure() << "child died of signal " << WTERMSIG(status)
-                                             << (WTERMSIG(status) == SIGALRM ? " (it hung)" : "");
-    if (WEXITSTATUS(status) != 0)
-        return ::testing::AssertionFailure() << "child failed at step " << WEXITSTATUS(status)
-                                             << " (1 create, 2 async copy, 3 bytes, 4 item, 5 sync copy)";
-    return ::testing::AssertionSuccess();
+    return kupl_test::run_in_child(child_work, 20, " (1 create, 2 async copy, 3 bytes, 4 item, 5 sync copy)");
 }
 
 // The parent's runtime is started and has done work on every path.
