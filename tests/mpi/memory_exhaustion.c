@@ -14,9 +14,10 @@
  */
 #include "mpi_check.h"
 
+#include "../common/address_space_cap.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 enum {
@@ -35,8 +36,8 @@ enum {
 
 static int rank, peer;
 static double *out[N_REQ], *in[N_REQ];
-static void *ballast[MAX_CHUNKS];
-static int n_ballast;
+static void *ballast_chunks[MAX_CHUNKS];
+static ballast_t ballast = {CHUNK, MAX_CHUNKS, ballast_chunks, 0};
 
 static double value(int who, int round, int r, int i) {
     return cell_value(who, round * N_REQ + r, i);
@@ -108,36 +109,15 @@ static void blocking(int round) {
     }
 }
 
-static size_t address_space_bytes(void) {
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long pages = 0;
-    CHECK(f && fscanf(f, "%lu", &pages) == 1, "cannot read /proc/self/statm");
-    fclose(f);
-    return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
-}
-
-/* Caps the address space and fills it with ballast, leaving about HEADROOM free. */
+/* Caps the address space 64 MiB above its use and fills it with ballast, leaving about HEADROOM free. */
 static void exhaust(void) {
-    struct rlimit lim;
-    getrlimit(RLIMIT_AS, &lim);
-    lim.rlim_cur = address_space_bytes() + (64u << 20);
-    CHECK(setrlimit(RLIMIT_AS, &lim) == 0, "setrlimit");
-    while (n_ballast < MAX_CHUNKS && (ballast[n_ballast] = malloc(CHUNK)) != NULL) {
-        memset(ballast[n_ballast], 1, CHUNK); /* really ours, not just reserved */
-        ++n_ballast;
-    }
-    CHECK(n_ballast > 0 && n_ballast < MAX_CHUNKS, "ballast of %d chunks", n_ballast);
-    for (int i = 0; i < HEADROOM / CHUNK && n_ballast > 0; ++i)
-        free(ballast[--n_ballast]);
+    const char *why = cap_address_space(&ballast, 64u << 20, HEADROOM);
+    CHECK(why == NULL, "%s (ballast of %d chunks)", why, ballast.count);
 }
 
 static void give_back(void) {
-    while (n_ballast > 0)
-        free(ballast[--n_ballast]);
-    struct rlimit lim;
-    getrlimit(RLIMIT_AS, &lim);
-    lim.rlim_cur = lim.rlim_max;
-    CHECK(setrlimit(RLIMIT_AS, &lim) == 0, "setrlimit back");
+    const char *why = lift_address_space_cap(&ballast);
+    CHECK(why == NULL, "%s", why);
 }
 
 int main(int argc, char **argv) {

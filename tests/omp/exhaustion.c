@@ -14,7 +14,9 @@
 //            that may start only a few more threads, then offloads with KUPL_NUM_EXECUTORS and
 //            KUPL_NUM_CHANNELS set high: KUPL runs with the threads it got, says so in one stderr
 //            line, and the results are right. The program captures its own stderr to count it.
-#include "omp_test.h"
+#include "omp_test.h" // first: it sets _GNU_SOURCE
+
+#include "../common/address_space_cap.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -31,40 +33,19 @@ enum {
     MAX_ALLOCS = 64       // omp_target_alloc calls under the cap
 };
 
-static void *ballast[MAX_CHUNKS];
-static int n_ballast;
-
-static size_t address_space_bytes(void) {
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long pages = 0;
-    CHECK(f && fscanf(f, "%lu", &pages) == 1, "cannot read /proc/self/statm");
-    fclose(f);
-    return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
-}
+static void *ballast_chunks[MAX_CHUNKS];
+static ballast_t ballast = {CHUNK, MAX_CHUNKS, ballast_chunks, 0};
 
 // Caps the address space 256 MiB above its use now and fills it with ballast up to HEADROOM: no
 // block of BIG doubles (64 MiB) can fit anywhere after that.
 static void exhaust(void) {
-    struct rlimit lim;
-    getrlimit(RLIMIT_AS, &lim);
-    lim.rlim_cur = address_space_bytes() + (256u << 20);
-    CHECK(setrlimit(RLIMIT_AS, &lim) == 0, "setrlimit(RLIMIT_AS)");
-    while (n_ballast < MAX_CHUNKS && (ballast[n_ballast] = malloc(CHUNK)) != NULL) {
-        memset(ballast[n_ballast], 1, CHUNK); // really ours, not just reserved
-        ++n_ballast;
-    }
-    CHECK(n_ballast > 0 && n_ballast < MAX_CHUNKS, "ballast of %d chunks", n_ballast);
-    for (int i = 0; i < HEADROOM / CHUNK && n_ballast > 0; ++i)
-        free(ballast[--n_ballast]);
+    const char *why = cap_address_space(&ballast, 256u << 20, HEADROOM);
+    CHECK(why == NULL, "%s (ballast of %d chunks)", why, ballast.count);
 }
 
 static void give_back(void) {
-    while (n_ballast > 0)
-        free(ballast[--n_ballast]);
-    struct rlimit lim;
-    getrlimit(RLIMIT_AS, &lim);
-    lim.rlim_cur = lim.rlim_max;
-    CHECK(setrlimit(RLIMIT_AS, &lim) == 0, "lifting RLIMIT_AS");
+    const char *why = lift_address_space_cap(&ballast);
+    CHECK(why == NULL, "%s", why);
 }
 
 // a[i] = i + round on the host, a[i] += 1 in a region, copied back: every element checked.
