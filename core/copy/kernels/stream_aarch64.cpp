@@ -8,7 +8,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstring>
 
 namespace kupl::copy::detail {
 namespace {
@@ -21,29 +20,20 @@ inline void store_pair_non_temporal(char *dst, uint8x16_t a, uint8x16_t b) {
 } // namespace
 
 void copy_streaming(char *dst, const char *src, std::size_t n) {
-    std::size_t head = (16 - (reinterpret_cast<std::uintptr_t>(dst) & 15)) & 15;
-    if (head > n)
-        head = n;
-    std::memcpy(dst, src, head);
-    dst += head;
-    src += head;
-    n -= head;
-    const std::size_t lines = n / 64;
-    for (std::size_t i = 0; i < lines; ++i) {
-        const auto *s = reinterpret_cast<const std::uint8_t *>(src);
-        uint8x16_t a = vld1q_u8(s);
-        uint8x16_t b = vld1q_u8(s + 16);
-        uint8x16_t c = vld1q_u8(s + 32);
-        uint8x16_t d = vld1q_u8(s + 48);
-        store_pair_non_temporal(dst, a, b);
-        store_pair_non_temporal(dst + 32, c, d);
-        src += 64;
-        dst += 64;
-    }
-    // STNP is an ordinary store for ordering purposes (only its cache allocation is hinted), so
-    // the release that publishes completion orders it; this fence keeps that explicit here.
-    std::atomic_thread_fence(std::memory_order_release);
-    std::memcpy(dst, src, n % 64);
+    copy_in_aligned_lines(
+        dst, src, n,
+        [](char *d, const char *s) {
+            const auto *from = reinterpret_cast<const std::uint8_t *>(s);
+            uint8x16_t a = vld1q_u8(from);
+            uint8x16_t b = vld1q_u8(from + 16);
+            uint8x16_t c = vld1q_u8(from + 32);
+            uint8x16_t e = vld1q_u8(from + 48);
+            store_pair_non_temporal(d, a, b);
+            store_pair_non_temporal(d + 32, c, e);
+        },
+        // STNP is an ordinary store for ordering purposes (only its cache allocation is hinted),
+        // so the release that publishes completion orders it; this fence keeps that explicit.
+        [] { std::atomic_thread_fence(std::memory_order_release); });
 }
 
 } // namespace kupl::copy::detail
