@@ -23,17 +23,6 @@ using namespace kupl_test;
 
 namespace {
 
-#if defined(KUPL_TEST_TSAN)
-#define SKIP_UNDER_SANITIZERS()                                                                              \
-    GTEST_SKIP() << "TSan cannot follow threads created after a multi-threaded fork"
-#elif defined(KUPL_TEST_ASAN)
-#define SKIP_UNDER_SANITIZERS()                                                                              \
-    GTEST_SKIP()                                                                                             \
-        << "gcc 12's ASan allocator is not fork-safe: a fork while a runtime thread allocates deadlocks"
-#else
-#define SKIP_UNDER_SANITIZERS() (void)0
-#endif
-
 // The parent's handles, made before the fork.
 struct Inherited {
     kupl_queue_h queue;
@@ -126,7 +115,7 @@ Inherited make_inherited() {
 }
 
 TEST(ForkHandles, ParentHandlesAreInvalidInTheChild) {
-    SKIP_UNDER_SANITIZERS();
+    KUPL_SKIP_MULTITHREADED_FORK_UNDER_SANITIZERS();
     const Inherited parent = make_inherited();
     EXPECT_TRUE(run_child(parent_handles_are_invalid, parent));
     // The parent's own handles are unaffected by what the child did with its copies.
@@ -137,7 +126,7 @@ TEST(ForkHandles, ParentHandlesAreInvalidInTheChild) {
 }
 
 TEST(ForkHandles, GrandchildRefusesParentAndChildHandles) {
-    SKIP_UNDER_SANITIZERS();
+    KUPL_SKIP_MULTITHREADED_FORK_UNDER_SANITIZERS();
     const Inherited parent = make_inherited();
     EXPECT_TRUE(run_child(grandchild_refuses_both, parent));
     kupl_event_destroy(parent.event);
