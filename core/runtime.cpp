@@ -3,6 +3,7 @@
 #include "copy/provider/provider_backend.h"
 #include "copy/software/software_backend.h"
 #include "kupl.h"
+#include "support/address_space_reserve.h"
 #include "support/env_config.h"
 #include "support/log.h"
 #include "topo/placement.h"
@@ -95,9 +96,12 @@ std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const 
     // thread starts before the channels, so channels that take every thread left still leave it one.
     // Started on the process's allowed cpus: runtime threads inherit them, not the (maybe
     // narrower) binding of the application thread that happens to start the runtime.
+    // Under an address-space limit the threads stop at the limit; the reserve keeps one stack
+    // of room free for the rest of start-up and for the application (support/address_space_reserve.h).
     std::unique_ptr<exec::Executor> executor;
     std::unique_ptr<copy::SoftwareBackend> backend;
     topology.run_bound_to(options.plan.allowed_cpus, [&] {
+        const support::AddressSpaceReserve room_left_after_start;
         executor = std::make_unique<exec::Executor>(1, config.executor_spin_us, counters);
         backend = std::make_unique<copy::SoftwareBackend>(options, topology, counters);
         executor->add_threads(executors - 1);

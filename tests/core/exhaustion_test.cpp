@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -344,9 +345,31 @@ void allocate_buffers() {
     fill_pattern(g_big_src, kBigCopyBytes, 13);
 }
 
+// The stack std::thread gives a new thread (glibc: ulimit -s at process start). Address-space
+// caps are counted in these, so the cases mean the same under any ulimit -s.
+size_t thread_stack_bytes() {
+    pthread_attr_t attr;
+    size_t bytes = 0;
+    if (pthread_getattr_default_np(&attr) == 0) {
+        pthread_attr_getstacksize(&attr, &bytes);
+        pthread_attr_destroy(&attr);
+    }
+    CHILD_CHECK(bytes != 0, "cannot read the default thread stack size");
+    return bytes;
+}
+
+// Room for about 16 runtime threads besides what start-up allocates: fewer than either case asks for.
+size_t room_for_some_threads() {
+    return 16 * thread_stack_bytes() + (32u << 20);
+}
+
 void expect_partial_start(int wanted_channels, int wanted_executors) {
     kuplx_engine_info_t info{};
     CHILD_CHECK(kuplx_get_engine_info(&info) == KUPL_OK, "the runtime did not start at all");
+    // The runtime leaves room: its threads did not take the address space up to the limit.
+    void *room = std::malloc(thread_stack_bytes() / 2);
+    CHILD_CHECK(room != nullptr, "no room left for half a thread stack after start-up");
+    std::free(room);
     CHILD_CHECK(info.num_channels >= 1 && info.num_executors >= 1, "%d channels and %d executors",
                 info.num_channels, info.num_executors);
     CHILD_CHECK(info.num_channels < wanted_channels || info.num_executors < wanted_executors,
@@ -519,7 +542,7 @@ TEST(ThreadLimit, AddressSpaceRefusesSomeChannels) {
     const ChildOutcome outcome = run_child([] {
         setenv("KUPL_NUM_CHANNELS", "64", 1);
         allocate_buffers();
-        cap_address_space(150u << 20);
+        cap_address_space(room_for_some_threads());
         expect_partial_start(64, 1 << 30);
         child_ok();
     });
@@ -535,7 +558,7 @@ TEST(ThreadLimit, AddressSpaceRefusesSomeExecutors) {
         setenv("KUPL_NUM_EXECUTORS", "64", 1);
         setenv("KUPL_NUM_CHANNELS", "64", 1);
         allocate_buffers();
-        cap_address_space(150u << 20);
+        cap_address_space(room_for_some_threads());
         expect_partial_start(64, 64);
         child_ok();
     });
@@ -547,7 +570,7 @@ TEST(ThreadLimit, AddressSpaceForNoThreadFailsCleanly) {
     SKIP_UNDER_SANITIZERS();
     const ChildOutcome outcome = run_child([] {
         allocate_buffers();
-        cap_address_space(2u << 20); // not even one thread stack
+        cap_address_space(thread_stack_bytes() / 4); // not even one thread stack
         expect_no_start(lift_address_space_cap);
         child_ok();
     });
