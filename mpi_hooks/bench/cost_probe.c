@@ -64,6 +64,38 @@ static void alltoall_op(MPI_Datatype t, int count, int inner) {
         MPI_Alltoall(buf, count, t, buf2, 1, a2a_recv_type, MPI_COMM_WORLD);
 }
 
+/* The same transpose through MPI_Alltoallv and MPI_Alltoallw: count elements of t to every peer. */
+static int v_counts[64], v_sdispls[64], v_rcounts[64], v_rdispls[64];
+static MPI_Datatype w_stypes[64], w_rtypes[64];
+static void v_args(MPI_Datatype t, int count) {
+    for (int j = 0; j < nranks_world; ++j) {
+        v_counts[j] = count;
+        v_rcounts[j] = 1;
+        v_sdispls[j] = j * count; /* in extents (Alltoallv) */
+        v_rdispls[j] = j;
+        w_stypes[j] = t;
+        w_rtypes[j] = a2a_recv_type;
+    }
+}
+static void alltoallv_op(MPI_Datatype t, int count, int inner) {
+    (void)count; /* in v_counts */
+    for (int i = 0; i < inner; ++i)
+        MPI_Alltoallv(buf, v_counts, v_sdispls, t, buf2, v_rcounts, v_rdispls, a2a_recv_type, MPI_COMM_WORLD);
+}
+static void alltoallw_op(MPI_Datatype t, int count, int inner) {
+    (void)t;
+    MPI_Aint lb, extent, rextent;
+    MPI_Type_get_extent(w_stypes[0], &lb, &extent);
+    MPI_Type_get_extent(w_rtypes[0], &lb, &rextent);
+    int sd[64], rd[64]; /* in bytes (Alltoallw) */
+    for (int j = 0; j < nranks_world; ++j) {
+        sd[j] = (int)(j * count * extent);
+        rd[j] = (int)(j * rextent);
+    }
+    for (int i = 0; i < inner; ++i)
+        MPI_Alltoallw(buf, v_counts, sd, w_stypes, buf2, v_rcounts, rd, w_rtypes, MPI_COMM_WORLD);
+}
+
 static void measure(const char *what, const char *name, op_fn op, MPI_Datatype t, int count, int both) {
     int size = 0;
     MPI_Type_size(t, &size);
@@ -239,8 +271,14 @@ int main(int argc, char **argv) {
             MPI_Type_contiguous(rows * rows, MPI_DOUBLE, &a2a_recv_type);
             MPI_Type_commit(&a2a_recv_type);
             snprintf(name, sizeof name, "FFT Alltoall n=%d (%d KiB per peer)", n, rows * rows * 8 / 1024);
-            if (!*only || strstr(name, only))
+            if (!*only || strstr(name, only)) {
                 measure("alltoall", name, alltoall_op, t, rows, 1);
+                if (nranks_world <= 64) {
+                    v_args(t, rows);
+                    measure("alltoallv", name, alltoallv_op, t, rows, 1);
+                    measure("alltoallw", name, alltoallw_op, t, rows, 1);
+                }
+            }
             MPI_Type_free(&t);
             MPI_Type_free(&a2a_recv_type);
         }

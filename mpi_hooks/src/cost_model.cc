@@ -99,4 +99,18 @@ bool worth_accelerating_blocks(Use use, const BlockLayout &element, MPI_Count co
     return avg_width <= kBlocksPackMaxWidth && span <= kCacheFriendlySpan;
 }
 
+// The v/w collectives (wrap_coll_v.cc) send blocks of unequal length as plain leaves: one
+// wire type must serve every peer there, and the two-block type fits one length only. A
+// contiguous message beyond vader's eager limit (btl_vader_eager_limit, 4 KiB by default)
+// makes ob1 use its single-copy (CMA) get, measured 3-10x slower than the shared-memory
+// pipeline that a derived type gets (README, Performance: 32 KiB 4.6-6.5 us against
+// 1.5-1.8 us); and a contiguous receive lets a sender's own contiguous message take that
+// path where the application's derived receive type kept it in the pipeline. So such
+// blocks are staged only while they go eagerly.
+constexpr size_t kContiguousBlockMaxBytes = 4096;
+
+bool contiguous_block_pays(size_t bytes) {
+    return config().force || bytes <= kContiguousBlockMaxBytes;
+}
+
 } // namespace kupl_mpi

@@ -54,12 +54,12 @@ struct LastFallback {
 thread_local LastFallback t_fallback;
 
 bool plan_uncached(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm comm, int peer,
-                   Plan *out, Fallback *why, bool *cacheable);
+                   Plan *out, Fallback *why, bool *cacheable, bool coll_block);
 
 } // namespace
 
 bool plan(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm comm, int peer, Plan *out,
-          Fallback *why) {
+          Fallback *why, bool coll_block) {
     const uint64_t generation = type_cache_generation();
     LastFallback &last = t_fallback;
     if (last.type == datatype && last.count == count && last.use == use && last.generation == generation &&
@@ -68,7 +68,7 @@ bool plan(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm c
         return false;
     }
     bool cacheable = false;
-    if (plan_uncached(use, buf, count, datatype, comm, peer, out, why, &cacheable))
+    if (plan_uncached(use, buf, count, datatype, comm, peer, out, why, &cacheable, coll_block))
         return true;
     if (cacheable)
         last = {datatype, count, use, generation, *why};
@@ -78,7 +78,7 @@ bool plan(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm c
 namespace {
 
 bool plan_uncached(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm comm, int peer,
-                   Plan *out, Fallback *why, bool *cacheable) {
+                   Plan *out, Fallback *why, bool *cacheable, bool coll_block) {
     if (config().disabled) {
         *why = Fallback::Disabled;
         return false;
@@ -178,7 +178,7 @@ bool plan_uncached(Use use, const void *buf, int count, MPI_Datatype datatype, M
         *why = Fallback::TooLarge;
         return false;
     }
-    if (p2p && !peer_on_node(comm, peer, why)) {
+    if (p2p && !coll_block && !peer_on_node(comm, peer, why)) {
         *cacheable = false; // depends on the peer
         return false;
     }
@@ -188,7 +188,7 @@ bool plan_uncached(Use use, const void *buf, int count, MPI_Datatype datatype, M
     out->bytes = static_cast<size_t>(bytes);
     out->gap = 0;
     out->wire_owner.reset();
-    if (p2p && leaves >= 2) {
+    if (p2p && !coll_block && leaves >= 2) {
         // Without it (no memory) the message travels as plain leaves, which is still right.
         if ((out->wire_owner = gapped_wire_type(info.leaf, static_cast<int>(leaves)))) {
             out->wire_type = *out->wire_owner;

@@ -34,10 +34,14 @@ enum class Use {
 
 /**
  * Plans count elements of datatype at buf. False with *why if it must fall back.
- * For Send/Recv peer and comm are checked too (on node, not an intercommunicator).
+ * For Send/Recv peer and comm are checked too (on node, not an intercommunicator),
+ * and a message of two or more leaves gets the two-block wire type (wire_format.h) —
+ * unless coll_block: one peer's block of a collective, whose communicator the caller
+ * checks once for all blocks and which chooses its own wire type (wrap_coll_v.cc);
+ * it then travels as wire_count plain leaves of wire_type.
  */
 bool plan(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm comm, int peer, Plan *out,
-          Fallback *why);
+          Fallback *why, bool coll_block = false);
 
 /** plan() plus the fallback counted in the statistics. */
 inline bool plan_or_count(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm comm, int peer,

@@ -6,7 +6,7 @@
 // signature as the application's block — and the received blocks are unpacked.
 // Each rank decides for itself: signatures match whatever the others chose.
 // MPI_IN_PLACE, intercommunicators and communicators that span nodes go to
-// Open MPI untouched, as do the v/w variants.
+// Open MPI untouched. The v/w variants are in wrap_coll_v.cc.
 #include "node_map.h"
 #include "staging_pool.h"
 #include "trace.h"

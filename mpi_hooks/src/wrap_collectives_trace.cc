@@ -1,6 +1,6 @@
 // Collectives the interposer does not otherwise take, seen only for the trace (KUPL_TRACE): they
 // go to Open MPI unchanged; a slice shows where each rank spent its time in them. The collectives
-// with derived types (wrap_coll.cc) trace themselves.
+// with derived types (wrap_coll.cc, wrap_coll_v.cc) trace themselves.
 #include "trace.h"
 
 #include <mpi.h>

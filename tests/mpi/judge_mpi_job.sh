@@ -2,7 +2,8 @@
 # mpirun job, from its exit status and its output. POSIX sh.
 # judge_mpi_job MODE RC LOG EXPECT: prints LOG, then fails (exit 1) if mpirun failed; in kupl mode
 # if some pattern of EXPECT (several separated by ';;') matches no line of LOG, which would mean
-# the calls did not go through the interposer; in plain mode if the interposer was loaded.
+# the calls did not go through the interposer, or some pattern written !PATTERN matches a line
+# (something counted that must not be, on any rank); in plain mode if the interposer was loaded.
 judge_mpi_job() {
     cat "$3"
     if [ "$2" -ne 0 ]; then
@@ -11,10 +12,13 @@ judge_mpi_job() {
     fi
     if [ "$1" = kupl ]; then
         missing=$(printf '%s\n' "$4" | sed 's/;;/\n/g' | while IFS= read -r pattern; do
-            grep -Eq -- "$pattern" "$3" || printf '/%s/ ' "$pattern"
+            case $pattern in
+            !*) ! grep -Eq -- "${pattern#!}" "$3" || printf 'found /%s/ ' "${pattern#!}" ;;
+            *) grep -Eq -- "$pattern" "$3" || printf 'missing /%s/ ' "$pattern" ;;
+            esac
         done)
         if [ -n "$missing" ]; then
-            echo "FAIL: the statistics do not show $missing: the interposer did not take the calls"
+            echo "FAIL: the statistics are not as expected: ${missing}(the interposer did not take the calls as it should)"
             exit 1
         fi
     elif grep -q '^\[kupl_mpi\]' "$3"; then
