@@ -8,14 +8,38 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <elf.h>
 #include <fstream>
 #include <iterator>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
+
+/// Set by a test: the next operator new on this thread throws, as on an exhausted heap. The
+/// plugin's own allocations come here too (a program's operator new replaces the library's).
+thread_local bool fail_next_new = false;
+
+void *operator new(size_t size) {
+    if (fail_next_new) {
+        fail_next_new = false;
+        throw std::bad_alloc();
+    }
+    if (void *block = std::malloc(size ? size : 1))
+        return block;
+    throw std::bad_alloc();
+}
+
+// Its partners, so that a sanitizer sees malloc freed by free.
+void operator delete(void *block) noexcept {
+    std::free(block);
+}
+void operator delete(void *block, size_t) noexcept {
+    std::free(block);
+}
 
 namespace {
 
@@ -476,6 +500,37 @@ TEST_F(EntryPoints, RefusesBadArguments) {
     EXPECT_EQ(p.run_region(0, nullptr, nullptr, nullptr, 0), kFail);
     EXPECT_EQ(p.record_event(0, nullptr, nullptr), kFail);
     EXPECT_EQ(p.data_delete(0, buf), kSuccess);
+}
+
+// An allocation that fails inside the plugin (its event, its region call) is the entry point's
+// failure, with one line on stderr: never an exception unwinding into libomptarget.
+TEST_F(EntryPoints, OutOfMemoryInsideThePluginIsAFailure) {
+    void *event = nullptr;
+    testing::internal::CaptureStderr();
+    fail_next_new = true;
+    const int32_t created = p.create_event(0, &event);
+    fail_next_new = false;
+    EXPECT_EQ(created, kFail);
+    EXPECT_EQ(event, nullptr);
+
+    unsigned char bytes[16] = {};
+    size_t len = sizeof bytes;
+    void *args[] = {bytes, &len};
+    ptrdiff_t offsets[] = {0, 0};
+    fail_next_new = true;
+    const int32_t ran = p.run_region(0, reinterpret_cast<void *>(add_one), args, offsets, 2);
+    fail_next_new = false;
+    const std::string errors = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(ran, kFail);
+    EXPECT_EQ(bytes[0], 0) << "a region whose launch failed must not have run";
+    EXPECT_NE(errors.find("create_event: out of memory"), std::string::npos) << errors;
+    EXPECT_NE(errors.find("run_target_region: out of memory"), std::string::npos) << errors;
+
+    // And the plugin goes on working.
+    ASSERT_EQ(p.run_region(0, reinterpret_cast<void *>(add_one), args, offsets, 2), kSuccess);
+    EXPECT_EQ(bytes[15], 1);
+    ASSERT_EQ(p.create_event(0, &event), kSuccess);
+    EXPECT_EQ(p.destroy_event(0, event), kSuccess);
 }
 
 TEST_F(EntryPoints, ManyThreadsAtOnce) {
