@@ -33,11 +33,12 @@ void *operator new(size_t size) {
     throw std::bad_alloc();
 }
 
-// Its partners, so that a sanitizer sees malloc freed by free.
-void operator delete(void *block) noexcept {
+// Its partners, so that a sanitizer sees malloc freed by free. Not inlined: gcc would then pair
+// the new-expressions it sees with free and warn (-Wmismatched-new-delete).
+__attribute__((noinline)) void operator delete(void *block) noexcept {
     std::free(block);
 }
-void operator delete(void *block, size_t) noexcept {
+__attribute__((noinline)) void operator delete(void *block, size_t) noexcept {
     std::free(block);
 }
 
