@@ -640,9 +640,11 @@ void run_storm(const Options &options) {
 
 TEST(Storm, MixedOperationsSignalsAndDestroys) {
     Options options;
-#ifndef KUPL_TEST_TSAN
-    // TSan keeps the parent's threads registered in a forked child and aborts there (see
-    // fork_test.cpp): forks run in the plain and ASan builds.
+#if !defined(KUPL_TEST_TSAN) && !defined(KUPL_TEST_ASAN)
+    // Forks of this many-threaded parent run in the plain build only (as in fork_child.h): TSan
+    // keeps the parent's threads registered in a forked child and aborts there, and gcc 12's ASan
+    // allocator is not fork-safe: a fork while another thread allocates leaves the child
+    // deadlocked (CI: the ASan storm's child hung, killed by its alarm, twice in one run).
     options.forks = true;
 #endif
     run_storm(options);
