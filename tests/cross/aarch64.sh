@@ -24,9 +24,13 @@ sudo=""
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 # All target libraries, the C and C++ runtimes included, come from the multiarch :arm64 packages:
 # qemu runs the binaries with libc6:arm64's loader (see cmake/toolchains/aarch64-linux-gnu.cmake).
+# The unpacked libmpi (below) links against libevent and zlib: without their :arm64 packages
+# the linker cannot resolve libmpi's own imports, FindMPI's test program fails and the
+# interposer is silently not built.
 packages=(crossbuild-essential-arm64 qemu-user
   libc6:arm64 libstdc++6:arm64 libgcc-s1:arm64
-  libhwloc-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64 libffi-dev:arm64)
+  libhwloc-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64 libffi-dev:arm64
+  libevent-core-2.1-7:arm64 libevent-pthreads-2.1-7:arm64 zlib1g:arm64)
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then
   $sudo dpkg --add-architecture arm64
   $sudo apt-get update -qq
