@@ -141,7 +141,12 @@ void on_task_dependence(ompt_data_t *src, ompt_data_t *sink) {
         return;
     from->refs.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(to->mutex);
-    to->predecessors.push_back(from);
+    try {
+        to->predecessors.push_back(from);
+    } catch (const std::bad_alloc &) {
+        // libomp called us from C: nothing may unwind into it. Out of memory costs one arrow.
+        release(from);
+    }
 }
 
 // A task stops running on this thread (finished, or switched out at a taskwait/yield).
