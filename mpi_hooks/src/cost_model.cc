@@ -31,11 +31,19 @@ namespace {
 //    4-24 B rows 2.6-6x. So rows over 64 B stay with Open MPI (before: 256 B), also
 //    for MG y-faces (528 B rows: 0.90-0.92x when forced) and NAS LU y (2560 B rows:
 //    0.97-0.98x). NAS LU x (40 B rows) 1.01-1.26x, MILC (48 B) 1.58-1.93x stay taken.
+//  - Exchanges (both ranks Isend + Irecv + Waitall, benchmarks/mpi realcode_bench, idle
+//    host, 2026-12-04, 4 runs): NAS MG x-faces (8 B rows) staged read 1.29-1.36x of plain Open
+//    MPI's time at 2 KiB, 1.09-1.30x at 8 KiB and 0.76-0.88x at 32 KiB — while a ping-pong of a
+//    4 KiB column (pingpong_bench, same hour) read 0.88x. Pack, send and unpack in series cost
+//    more than Open MPI's pipeline once both directions run at once; in doubt, small grids go to
+//    Open MPI: point-to-point grids need kP2pMinBytes. A collective's blocks are packed once
+//    per call and keep the old rule (their tests and cost_probe runs are behind it).
 constexpr MPI_Count kCacheFriendlySpan = MPI_Count(4) << 20;
 constexpr size_t kPackMaxWidth = 64;
 constexpr size_t kPackMinBytesWidth = 32; // rows wider than this need kPackMinBytesWide bytes
 constexpr size_t kPackMinBytesWide = 4096;
 constexpr size_t kP2pMaxWidth = 32;
+constexpr size_t kP2pMinBytes = size_t(16) << 10;
 constexpr size_t kP2pMaxBytes = size_t(64) << 10;
 constexpr MPI_Count kP2pMaxSpan = MPI_Count(12) << 20;
 
@@ -49,13 +57,13 @@ MPI_Count span_of(const StridedLayout &l) {
 
 } // namespace
 
-bool worth_accelerating(Use use, const StridedLayout &message, size_t min_bytes) {
+bool worth_accelerating(Use use, const StridedLayout &message, size_t min_bytes, bool collective_block) {
     const size_t bytes = static_cast<size_t>(message.packed_bytes());
     if (bytes < min_bytes)
         return false;
     if (use == Use::Send || use == Use::Recv)
-        return config().p2p && message.width <= kP2pMaxWidth && bytes <= kP2pMaxBytes &&
-               span_of(message) <= kP2pMaxSpan;
+        return config().p2p && message.width <= kP2pMaxWidth && (collective_block || bytes >= kP2pMinBytes) &&
+               bytes <= kP2pMaxBytes && span_of(message) <= kP2pMaxSpan;
     // Rows of 40-64 B gain only once the call's fixed cost is spread: 1.07-1.38x at 4 KiB, but
     // 0.94-1.01x (pack) for NAS LU x's 2.5 KiB of 40 B rows.
     if (message.width > kPackMinBytesWidth && bytes < kPackMinBytesWide)

@@ -6,7 +6,10 @@
 
 namespace kupl_mpi {
 
-bool worth_accelerating(Use use, const StridedLayout &message, size_t min_bytes);
+/** collective_block: one peer's block of a collective, which the point-to-point size floor
+ *  leaves alone (packed once for the whole call, not per exchange). */
+bool worth_accelerating(Use use, const StridedLayout &message, size_t min_bytes,
+                        bool collective_block = false);
 /** The same for count elements of a block list, extent bytes apart. */
 bool worth_accelerating_blocks(Use use, const BlockLayout &element, MPI_Count count, MPI_Aint extent,
                                size_t min_bytes);

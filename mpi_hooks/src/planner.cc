@@ -37,7 +37,8 @@ bool use_engine(size_t bytes) {
 namespace {
 
 /**
- * This thread's last decisions to leave a (type, count, use) to Open MPI for a
+ * This thread's last decisions to leave a (type, count, use, collective block or
+ * not) to Open MPI for a
  * reason of the type or the cost model. Programs repeat their calls, and without
  * it a call that falls back paid the lookup and the planning again each time
  * (30-40 ns: 0.86-0.94x of Open MPI on MPI_Pack of a 34 KiB plane or of 528 B
@@ -50,19 +51,20 @@ struct Fallen {
     MPI_Datatype type = MPI_DATATYPE_NULL;
     int count = -1;
     Use use = Use::Pack;
+    bool coll_block = false;
     uint64_t generation = 0;
     Fallback why = Fallback::CostModel;
 
-    bool matches(MPI_Datatype t, int c, Use u, uint64_t g) const {
-        return type == t && count == c && use == u && generation == g;
+    bool matches(MPI_Datatype t, int c, Use u, bool cb, uint64_t g) const {
+        return type == t && count == c && use == u && coll_block == cb && generation == g;
     }
 };
 
 class FallbackCache {
   public:
-    const Fallen *find(MPI_Datatype type, int count, Use use, uint64_t generation) const {
+    const Fallen *find(MPI_Datatype type, int count, Use use, bool coll_block, uint64_t generation) const {
         for (const Fallen &f : entries_)
-            if (f.matches(type, count, use, generation))
+            if (f.matches(type, count, use, coll_block, generation))
                 return &f;
         return nullptr;
     }
@@ -87,7 +89,7 @@ bool plan(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm c
           Fallback *why, bool coll_block) {
     const uint64_t generation = type_cache_generation();
     if (!config().disabled && switched_on().load(std::memory_order_relaxed)) {
-        if (const Fallen *known = t_fallbacks.find(datatype, count, use, generation)) {
+        if (const Fallen *known = t_fallbacks.find(datatype, count, use, coll_block, generation)) {
             *why = known->why;
             return false;
         }
@@ -96,7 +98,7 @@ bool plan(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm c
     if (plan_uncached(use, buf, count, datatype, comm, peer, out, why, &cacheable, coll_block))
         return true;
     if (cacheable)
-        t_fallbacks.remember({datatype, count, use, generation, *why});
+        t_fallbacks.remember({datatype, count, use, coll_block, generation, *why});
     return false;
 }
 
@@ -192,7 +194,7 @@ bool plan_uncached(Use use, const void *buf, int count, MPI_Datatype datatype, M
         }
         bytes = l.packed_bytes();
         // The cost model first: it is cheaper than the communicator lookup.
-        if (!config().force && !worth_accelerating(cost_use, l, config().min_bytes)) {
+        if (!config().force && !worth_accelerating(cost_use, l, config().min_bytes, coll_block)) {
             *why = Fallback::CostModel;
             return false;
         }
