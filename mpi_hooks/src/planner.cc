@@ -38,8 +38,8 @@ namespace {
 
 /**
  * This thread's last decisions to leave a (type, count, use, collective block or
- * not) to Open MPI for a
- * reason of the type or the cost model. Programs repeat their calls, and without
+ * not) to Open MPI for a reason of the type or the cost model. Programs repeat
+ * their calls, and without
  * it a call that falls back paid the lookup and the planning again each time
  * (30-40 ns: 0.86-0.94x of Open MPI on MPI_Pack of a 34 KiB plane or of 528 B
  * rows, measured with cost_probe). Several entries, because an exchange
