@@ -12,7 +12,7 @@ bool worth_accelerating(Use use, const StridedLayout &message, size_t min_bytes,
                         bool collective_block = false);
 /** The same for count elements of a block list, extent bytes apart. */
 bool worth_accelerating_blocks(Use use, const BlockLayout &element, MPI_Count count, MPI_Aint extent,
-                               size_t min_bytes);
+                               size_t min_bytes, bool collective_block = false);
 /**
  * Whether one peer's staged block of a v/w collective may travel as plain,
  * contiguous leaves (when the blocks differ in length and so share no two-block

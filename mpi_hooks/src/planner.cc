@@ -167,7 +167,7 @@ bool plan_uncached(Use use, const void *buf, int count, MPI_Datatype datatype, M
         }
         bytes = b.bytes * count;
         if (!config().force &&
-            !worth_accelerating_blocks(cost_use, b, count, info.extent, config().min_bytes)) {
+            !worth_accelerating_blocks(cost_use, b, count, info.extent, config().min_bytes, coll_block)) {
             *why = Fallback::CostModel;
             return false;
         }
