@@ -8,8 +8,9 @@
 namespace kupl_mpi {
 namespace {
 
-thread_local const char *current_verdict = nullptr;
-thread_local const char *current_reason = nullptr;
+// Initial-exec TLS: see t_fallbacks in planner.cc.
+__attribute__((tls_model("initial-exec"))) thread_local const char *current_verdict = nullptr;
+__attribute__((tls_model("initial-exec"))) thread_local const char *current_reason = nullptr;
 int world_rank = -1; // set once in MPI_Init, before any message
 
 // Arrows between ranks need an id both ends compute alone: the n-th message from rank s to rank d

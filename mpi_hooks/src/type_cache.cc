@@ -28,7 +28,8 @@ struct LastHit {
     uint64_t generation = 0;
     TypeInfo info;
 };
-thread_local LastHit t_last;
+// Initial-exec TLS: see t_fallbacks in planner.cc.
+__attribute__((tls_model("initial-exec"))) thread_local LastHit t_last;
 std::unordered_map<MPI_Datatype, TypeInfo> &table() {
     static auto *t = new std::unordered_map<MPI_Datatype, TypeInfo>; // outlives static destructors
     return *t;
