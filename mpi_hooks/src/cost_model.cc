@@ -109,6 +109,31 @@ bool narrow_grids_only(const BlockLayout &element) {
     return !element.pieces.empty();
 }
 
+// Irregular block lists (runs only, no grid piece) point to point: Open MPI's convertor pays a
+// step per block on both sides, so staging keeps winning past the grids' 64 KiB — the further,
+// the narrower the blocks. Forced (KUPL_MPI_FORCE=1, realcode_bench, 2 runs of 40 rounds, idle
+// host, 2026-12-04), staged against plain Open MPI: SPECFEM3D oc (4 B blocks) 0.29x at 32 KB,
+// 0.57-0.58x at 160 KB; cm (12 B) 0.70-0.73x at 96 KB, 1.17-1.18x at 480 KB; mt (a struct of
+// three lists, 9.7 B on average) 0.81-0.85x at 136 KB there, but 1.05x in two --full runs
+// (5 x 100 rounds) with the cap at 192 KiB. Block lists with grid pieces (WRF) lost from 97 KB
+// on (1.0-1.5x), like grids, and keep kP2pMaxBytes.
+constexpr size_t kRunsP2pMaxBytes = size_t(96) << 10;
+constexpr size_t kNarrowRunsWidth = 8;
+constexpr size_t kNarrowRunsP2pMaxBytes = size_t(192) << 10;
+
+bool runs_only(const BlockLayout &element) {
+    for (const BlockPiece &piece : element.pieces)
+        if (piece.kind != BlockPiece::Runs)
+            return false;
+    return true;
+}
+
+size_t p2p_max_bytes(const BlockLayout &element, size_t avg_width, bool collective_block) {
+    if (collective_block || !runs_only(element))
+        return kP2pMaxBytes;
+    return avg_width <= kNarrowRunsWidth ? kNarrowRunsP2pMaxBytes : kRunsP2pMaxBytes;
+}
+
 } // namespace
 
 bool worth_accelerating_blocks(Use use, const BlockLayout &element, MPI_Count count, MPI_Aint extent,
@@ -122,7 +147,8 @@ bool worth_accelerating_blocks(Use use, const BlockLayout &element, MPI_Count co
         return config().p2p && avg_width <= kBlocksP2pMaxWidth &&
                (collective_block || static_cast<size_t>(bytes) >= kP2pMinBytes ||
                 !narrow_grids_only(element)) &&
-               static_cast<size_t>(bytes) <= kP2pMaxBytes && span <= kP2pMaxSpan;
+               static_cast<size_t>(bytes) <= p2p_max_bytes(element, avg_width, collective_block) &&
+               span <= kP2pMaxSpan;
     return avg_width <= kBlocksPackMaxWidth && span <= kCacheFriendlySpan;
 }
 
