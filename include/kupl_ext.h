@@ -33,6 +33,33 @@ kupl_export int kuplx_queue_wait_event_async(kupl_queue_h queue, kupl_event_h ev
  */
 kupl_export int kuplx_event_get_error(kupl_event_h event, char *message, size_t size);
 
+/** One copy of a batch: height rows of width bytes, rows dpitch/spitch bytes apart (height 1:
+ *  a 1D copy of width bytes; the pitches are then ignored). */
+typedef struct kuplx_copy_piece {
+    void *dst;
+    size_t dpitch;
+    const void *src;
+    size_t spitch;
+    size_t width;
+    size_t height;
+} kuplx_copy_piece_t;
+
+/**
+ * Enqueues count copies on queue as one operation and returns at once: the shape copy engines
+ * take as a descriptor chain (a packed message's pieces, a mapper's members). The pieces run in
+ * no set order, possibly at the same time; the operation is complete when every piece is, and
+ * event (if not NULL) is recorded by it as by kupl_memcpy_async(). The array is read during the
+ * call only. Each piece is checked as kupl_memcpy2d() checks its arguments; KUPL_ERROR for an
+ * invalid piece (nothing is enqueued then), for pieces == NULL with count > 0, or as
+ * kupl_memcpy_async() for the queue and event. Pieces whose destinations overlap each other, or
+ * one piece's source with another's destination, are not detected and leave those bytes
+ * undefined. count == 0 enqueues an empty operation (its event completes in queue order).
+ * If a piece fails in the engine, the other pieces still run, and the wait that observes the
+ * operation returns KUPL_ERROR (kuplx_event_get_error() says why).
+ */
+kupl_export int kuplx_memcpy_batch_async(const kuplx_copy_piece_t *pieces, size_t count, kupl_queue_h queue,
+                                         kupl_event_h event);
+
 /** Static facts about the copy engine. */
 typedef struct kuplx_engine_info {
     char backend[32];          /**< backend name, e.g. "software" */

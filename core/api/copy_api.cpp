@@ -1,5 +1,6 @@
 // kupl_memcpy, kupl_memcpy2d and their asynchronous forms: validate, describe, hand inward.
 #include "api/api_support.h"
+#include "kupl_ext.h"
 #include "support/trace.h"
 
 #include <atomic>
@@ -81,19 +82,20 @@ int copy_sync(const char *function, const kupl::copy::CopyDescriptor &copy) {
     return KUPL_OK;
 }
 
-int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kupl_queue_h queue,
-               kupl_event_h event) {
+// Hands a copy or batch op to its queue (or runs it unordered, or inline on the synchronous queue).
+int submit_copy_op(const char *function, std::unique_ptr<kupl::sched::Op> op, kupl_queue_h queue,
+                   kupl_event_h event) {
     kupl::Runtime *runtime = kupl::api::runtime_for(function);
     if (runtime == nullptr)
         return KUPL_ERROR;
     std::shared_ptr<kupl::sched::Queue> ordered;
     if (queue != nullptr && (ordered = kupl::api::find_queue(*runtime, queue, function)) == nullptr)
         return KUPL_ERROR;
-    auto op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::copy);
-    op->copy = copy;
     if (KUPL_TRACING()) {
         op->copy.trace_id = next_trace_copy();
         op->copy.trace_threads = &op->trace_threads;
+        for (kupl::sched::BatchPiece &piece : op->batch)
+            piece.copy.trace_threads = &op->trace_threads;
     }
     if (event != nullptr) {
         auto signal = kupl::api::find_event(*runtime, event, function);
@@ -118,6 +120,13 @@ int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kup
     }
     ordered->enqueue(std::move(op));
     return KUPL_OK;
+}
+
+int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kupl_queue_h queue,
+               kupl_event_h event) {
+    auto op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::copy);
+    op->copy = copy;
+    return submit_copy_op(function, std::move(op), queue, event);
 }
 
 } // namespace
@@ -158,6 +167,31 @@ int kupl_memcpy2d_async(void *dst, size_t dpitch, const void *src, size_t spitch
         if (describe_copy(function, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)
             return KUPL_ERROR;
         return copy_async(function, copy, queue, event);
+    });
+}
+
+int kuplx_memcpy_batch_async(const kuplx_copy_piece_t *pieces, size_t count, kupl_queue_h queue,
+                             kupl_event_h event) {
+    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+        if (pieces == nullptr && count > 0)
+            return fail(function, "pieces is NULL with count %zu", count);
+        auto op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::batch);
+        op->batch.reserve(count);
+        for (size_t i = 0; i < count; ++i) {
+            const kuplx_copy_piece_t &p = pieces[i];
+            kupl::copy::CopyDescriptor copy;
+            // A 1D piece's pitches are ignored: it is one row.
+            const bool one_row = p.height == 1;
+            if (describe_copy(function, p.dst, one_row ? p.width : p.dpitch, p.src,
+                              one_row ? p.width : p.spitch, p.width, p.height, copy) != KUPL_OK)
+                return fail(function, "piece %zu of %zu is invalid (see above); nothing was enqueued", i,
+                            count);
+            if (copy.bytes() == 0)
+                continue;
+            op->batch.emplace_back();
+            op->batch.back().copy = copy;
+        }
+        return submit_copy_op(function, std::move(op), queue, event);
     });
 }
 

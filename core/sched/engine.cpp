@@ -25,6 +25,30 @@ void Op::event_complete() {
     engine->finish(*this);
 }
 
+bool Op::batch_piece_done(const char *why) {
+    if (why != nullptr) {
+        batch_failed.fetch_add(1, std::memory_order_relaxed);
+        const char *none = nullptr;
+        batch_error.compare_exchange_strong(none, why, std::memory_order_relaxed);
+    }
+    if (batch_left.fetch_sub(1, std::memory_order_acq_rel) != 1)
+        return false;
+    error = batch_error.load(std::memory_order_relaxed);
+    return true;
+}
+
+std::size_t Op::batch_bytes() const {
+    std::size_t bytes = 0;
+    for (const BatchPiece &piece : batch)
+        bytes += piece.copy.bytes();
+    return bytes;
+}
+
+void BatchPiece::copy_done(const char *why) {
+    if (op->batch_piece_done(why))
+        op->engine->finish(*op);
+}
+
 Op::~Op() {
     if (signal != nullptr && signal_generation != 0)
         signal->complete(signal_generation, "the work was not accepted (the runtime ran out of memory)");
@@ -67,34 +91,51 @@ bool Engine::inline_while_parked() {
     return now - last > kStreamWindowNs;
 }
 
+bool Engine::start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, const char **error) {
+    support::bump(counters_.copies_submitted);
+    const bool fail = faults_.should_fail();
+    // Small copies, and copies the channels would not split while every channel sleeps
+    // (waking one costs more than the copy), run on this thread.
+    const bool inline_copy = copy.bytes() == 0 || copy.cost_bytes() < config_.inline_threshold ||
+                             (!split(copy) && inline_while_parked());
+    if (fail && inline_copy) {
+        *error = injected_fault;
+        return true;
+    }
+    if (copy.bytes() == 0)
+        return true;
+    if (inline_copy) {
+        copy_now(copy);
+        return true;
+    }
+    // An injected fault on a backend copy fails in the backend, so the failure travels the
+    // same asynchronous completion path as a real engine's would.
+    copy.fail_with = fail ? injected_fault : nullptr;
+    if (const char *refused = backend_->submit(copy, &done)) {
+        *error = refused;
+        return true;
+    }
+    support::bump(counters_.copies_engine);
+    return false;
+}
+
 bool Engine::start(Op &op) {
     switch (op.kind) {
-    case Op::Kind::copy: {
-        support::bump(counters_.copies_submitted);
-        const bool fail = faults_.should_fail();
-        // Small copies, and copies the channels would not split while every channel sleeps
-        // (waking one costs more than the copy), run on this thread.
-        const bool inline_copy = op.copy.bytes() == 0 || op.copy.cost_bytes() < config_.inline_threshold ||
-                                 (!split(op.copy) && inline_while_parked());
-        if (fail && inline_copy) {
-            op.error = injected_fault;
-            return true;
+    case Op::Kind::copy:
+        return start_copy(op.copy, op, &op.error);
+    case Op::Kind::batch: {
+        // Each piece starts as a copy of its own would (inline or on the backend), all before
+        // any is waited for. The extra count held while starting keeps a piece that completes
+        // early from finishing the op before the last piece is out.
+        op.batch_left.store(op.batch.size() + 1, std::memory_order_relaxed);
+        for (BatchPiece &piece : op.batch) {
+            piece.op = &op;
+            piece.copy.priority = op.copy.priority;
+            const char *error = nullptr;
+            if (start_copy(piece.copy, piece, &error))
+                op.batch_piece_done(error); // never the last: the start's count is still held
         }
-        if (op.copy.bytes() == 0)
-            return true;
-        if (inline_copy) {
-            copy_now(op.copy);
-            return true;
-        }
-        // An injected fault on a backend copy fails in the backend, so the failure travels the
-        // same asynchronous completion path as a real engine's would.
-        op.copy.fail_with = fail ? injected_fault : nullptr;
-        if (const char *refused = backend_->submit(op.copy, &op)) {
-            op.error = refused;
-            return true;
-        }
-        support::bump(counters_.copies_engine);
-        return false;
+        return op.batch_piece_done(nullptr);
     }
     case Op::Kind::host_function:
         // Queues post host functions to the executor (Queue::drain), the synchronous queue runs
@@ -134,9 +175,19 @@ void Engine::settle(Op &op, const char *record_error) {
             support::bump(counters_.copies_failed);
         else
             support::bump(counters_.bytes_copied, op.copy.bytes());
+    } else if (op.kind == Op::Kind::batch) {
+        const std::size_t failed = op.batch_failed.load(std::memory_order_relaxed);
+        if (failed != 0)
+            support::bump(counters_.copies_failed, failed);
+        else
+            support::bump(counters_.bytes_copied, op.batch_bytes());
     } else if (op.kind == Op::Kind::host_function) {
         support::bump(counters_.host_items);
     }
+    complete_signal(op, record_error);
+}
+
+void Engine::complete_signal(Op &op, const char *record_error) {
     std::uint64_t traced_at = 0;
     if (KUPL_TRACING()) {
         traced_at = kupl_trace_now();
@@ -155,19 +206,16 @@ const char *Engine::run_now(Op &op) {
     case Op::Kind::copy:
         // A synchronous copy, counted by copy_and_wait: only the event is left to complete.
         op.error = copy_and_wait(op.copy);
-        {
-            std::uint64_t traced_at = 0;
-            if (KUPL_TRACING()) {
-                traced_at = kupl_trace_now();
-                trace_before_complete(op, traced_at);
-            }
-            if (op.signal != nullptr) {
-                const std::shared_ptr<Event> signal = std::move(op.signal); // settled: ~Op leaves it alone
-                signal->complete(op.signal_generation, op.error);
-            }
-            if (traced_at != 0 && KUPL_TRACING())
-                trace_settled(op, nullptr, traced_at);
+        complete_signal(op, nullptr);
+        return op.error;
+    case Op::Kind::batch:
+        // Piece after piece, each counted by copy_and_wait (large ones still use the channels).
+        for (BatchPiece &piece : op.batch) {
+            piece.copy.priority = op.copy.priority;
+            if (const char *error = copy_and_wait(piece.copy); error != nullptr && op.error == nullptr)
+                op.error = error;
         }
+        complete_signal(op, nullptr);
         return op.error;
     case Op::Kind::host_function:
         op.function();

@@ -33,7 +33,8 @@ class Engine {
     // Called once when a started op finishes asynchronously.
     void finish(Op &op);
     // Completes op's event (with its error, or record_error for a record) and counts the op;
-    // every op passes here exactly once.
+    // every op passes here exactly once (run_now() settles the synchronous queue's copies, which
+    // copy_and_wait counted, with complete_signal() alone).
     void settle(Op &op, const char *record_error);
 
     // Runs op to its end on the calling thread (the synchronous queue) and settles it. Returns
@@ -119,6 +120,11 @@ class Engine {
     static constexpr std::uint64_t kStreamWindowNs = 100000;
     // Executes a copy on the calling thread.
     void copy_now(const copy::CopyDescriptor &copy);
+    // Starts one copy (an op's, or a batch's piece): true if it finished during the call (with
+    // *error set if it failed), false if the backend will tell `done`.
+    bool start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, const char **error);
+    // Completes op's event and traces the op's end, without counting it.
+    void complete_signal(Op &op, const char *record_error);
 
     support::Config config_;
     std::unique_ptr<copy::CopyBackend> backend_;

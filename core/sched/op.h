@@ -9,16 +9,26 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace kupl::sched {
 
 class Engine;
 class Queue;
+struct Op;
+
+// One copy of a batch (kuplx_memcpy_batch_async): completes on its own and tells its op.
+struct BatchPiece final : copy::CopyCompletion {
+    copy::CopyDescriptor copy;
+    Op *op = nullptr; // set when the batch starts
+
+    void copy_done(const char *why) override;
+};
 
 // Everything an op needs once accepted is allocated with it (the engine allocates nothing on the
 // way), so accepted work completes even when memory has run out.
 struct Op final : copy::CopyCompletion, EventWaiter {
-    enum class Kind { copy, host_function, record, wait_event };
+    enum class Kind { copy, batch, host_function, record, wait_event };
 
     explicit Op(Kind k) : kind(k) {}
     Op(const Op &) = delete;
@@ -28,8 +38,14 @@ struct Op final : copy::CopyCompletion, EventWaiter {
     ~Op();
 
     Kind kind;
-    copy::CopyDescriptor copy;      // Kind::copy
-    std::function<void()> function; // Kind::host_function (owns a by-value copy of its args)
+    copy::CopyDescriptor copy; // Kind::copy (for Kind::batch only its priority is used)
+    // Kind::batch: copies that run in any order, at once; the op finishes with the last of them,
+    // failed if any failed (with the first error reported).
+    std::vector<BatchPiece> batch;
+    std::atomic<std::size_t> batch_left{0};         // pieces not done, plus one while starting
+    std::atomic<std::size_t> batch_failed{0};       // pieces that failed
+    std::atomic<const char *> batch_error{nullptr}; // the first failure's reason
+    std::function<void()> function;                 // Kind::host_function (owns a by-value copy of its args)
 
     // Completed when this op finishes (the copy's event, or the recorded event); reset once
     // settled (Engine::settle).
@@ -56,6 +72,10 @@ struct Op final : copy::CopyCompletion, EventWaiter {
 
     void copy_done(const char *why) override;
     void event_complete() override; // Kind::wait_event: the awaited record is complete
+    // Kind::batch: one piece is done (why: nullptr or its error). Returns true for the last one
+    // (the op has finished; its error is set).
+    bool batch_piece_done(const char *why);
+    std::size_t batch_bytes() const;
 };
 
 } // namespace kupl::sched

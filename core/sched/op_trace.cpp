@@ -96,6 +96,23 @@ void trace_settled(const Op &op, const char *record_error, std::uint64_t complet
                         op.trace_threads.load(std::memory_order_relaxed));
         break;
     }
+    case Op::Kind::batch: {
+        category = "copy";
+        const std::size_t bytes = op.batch_bytes();
+        char size[32];
+        describe_size(size, sizeof size, bytes);
+        std::snprintf(name, sizeof name, "batch of %zu copies (%s)", op.batch.size(), size);
+        const double seconds = static_cast<double>(end - start) * 1e-9;
+        used +=
+            std::snprintf(args + used, sizeof args - static_cast<std::size_t>(used),
+                          ",\"copy\":%llu,\"bytes\":%zu,\"shape\":\"batch\",\"pieces\":%zu,\"gbps\":%.3f,",
+                          static_cast<unsigned long long>(op.copy.trace_id), bytes, op.batch.size(),
+                          seconds > 0 ? static_cast<double>(bytes) / seconds * 1e-9 : 0.0);
+        if (used < static_cast<int>(sizeof args))
+            thread_list(args + used, sizeof args - static_cast<std::size_t>(used),
+                        op.trace_threads.load(std::memory_order_relaxed));
+        break;
+    }
     case Op::Kind::host_function:
         category = "item";
         std::snprintf(name, sizeof name, "%s", op.trace_name[0] != '\0' ? op.trace_name : "host item");
