@@ -143,6 +143,11 @@ void CopyBatch::submit(const Piece &p, bool on_caller) {
         if (ok)
             return;
     } else {
+#ifdef KUPLX_AVAILABLE
+        // Gathered here, submitted by wait() as one batch operation with one event.
+        pieces_.push_back(p);
+        return;
+#else
         kupl_event_h ev = event_pool_get();
         if (ev && kupl_memcpy2d_async(p.dst, p.dpitch, p.src, p.spitch, p.width, p.height, nullptr, ev) ==
                       KUPL_OK) {
@@ -152,11 +157,10 @@ void CopyBatch::submit(const Piece &p, bool on_caller) {
         }
         if (ev)
             event_pool_put(ev);
+#endif
     }
     // The engine refused the copy: do it here, the application must not notice.
-    stats_engine_error();
-    for (size_t r = 0; r < p.height; ++r)
-        std::memcpy(p.dst + r * p.dpitch, p.src + r * p.spitch, p.width);
+    redo_on_cpu(p);
 }
 
 void CopyBatch::pack(const Placement &from, void *packed) {
@@ -204,14 +208,49 @@ void CopyBatch::unpack(const void *packed, size_t bytes, const Placement &to) {
     });
 }
 
+void CopyBatch::redo_on_cpu(const Piece &p) {
+    stats_engine_error();
+    for (size_t r = 0; r < p.height; ++r)
+        std::memcpy(p.dst + r * p.dpitch, p.src + r * p.spitch, p.width);
+}
+
+#ifdef KUPLX_AVAILABLE
+// All gathered pieces as one kuplx_memcpy_batch_async: one operation and one event instead of
+// one of each per piece (core_batch_bench, packing 256 pieces of 16 rows x 1 KiB: 1.24x faster
+// than a 2D copy and an event per piece; 256 x 16 x 64 B: 3.1x). A failed batch is redone on the
+// CPU whole (the copies are idempotent), so the data is right either way.
+void CopyBatch::wait() {
+    if (pieces_.empty())
+        return;
+    std::vector<kuplx_copy_piece_t> batch;
+    kupl_event_h ev = nullptr;
+    bool ok = false;
+    try {
+        batch.reserve(pieces_.size());
+        for (const Piece &p : pieces_)
+            batch.push_back({p.dst, p.dpitch, p.src, p.spitch, p.width, p.height});
+        ev = event_pool_get();
+        ok = ev != nullptr && kuplx_memcpy_batch_async(batch.data(), batch.size(), nullptr, ev) == KUPL_OK &&
+             kupl_event_wait(ev) == KUPL_OK;
+    } catch (const std::bad_alloc &) {
+        ok = false;
+    }
+    if (!ok) {
+        for (const Piece &p : pieces_)
+            redo_on_cpu(p);
+        if (ev)
+            kupl_event_destroy(ev); // do not reuse an event that may carry an error
+    } else {
+        event_pool_put(ev);
+    }
+    pieces_.clear();
+}
+#else
 void CopyBatch::wait() {
     for (size_t i = 0; i < events_.size(); ++i) {
         auto ev = static_cast<kupl_event_h>(events_[i]);
         if (kupl_event_wait(ev) != KUPL_OK) {
-            const Piece &p = pieces_[i];
-            stats_engine_error();
-            for (size_t r = 0; r < p.height; ++r)
-                std::memcpy(p.dst + r * p.dpitch, p.src + r * p.spitch, p.width);
+            redo_on_cpu(pieces_[i]);
             kupl_event_destroy(ev); // do not reuse an event that carries an error
             continue;
         }
@@ -220,5 +259,6 @@ void CopyBatch::wait() {
     events_.clear();
     pieces_.clear();
 }
+#endif
 
 } // namespace kupl_mpi

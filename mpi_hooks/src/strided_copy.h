@@ -1,6 +1,7 @@
 // Packing and unpacking strided layouts with KUPL's 2D copies: one 2D copy per
-// piece; large pieces go to the engine with kupl_memcpy2d_async, all pieces of
-// a batch in flight at once, then one wait; small ones run on the caller.
+// piece; large pieces go to the engine, all pieces of a batch in one
+// kuplx_memcpy_batch_async with one event (over vendor KUPL: one
+// kupl_memcpy2d_async and event each), then one wait; small ones run on the caller.
 #pragma once
 
 #include "block_layout.h"
@@ -63,10 +64,12 @@ class CopyBatch {
     };
     /** Never throws: a copy that cannot go to the engine is done on the caller. */
     void submit(const Piece &p, bool on_caller);
+    /** A piece the engine refused or failed, copied here (and counted). */
+    static void redo_on_cpu(const Piece &p);
     /** Makes sure one more async piece can be recorded without allocating; false if no memory. */
     bool room_for_one_more() noexcept;
-    std::vector<Piece> pieces_;
-    std::vector<void *> events_; // kupl_event_h, one per submitted piece
+    std::vector<Piece> pieces_;  // submitted to the engine (with kupl_ext.h: gathered for one batch)
+    std::vector<void *> events_; // kupl_event_h, one per submitted piece (without kupl_ext.h)
 };
 
 } // namespace kupl_mpi
