@@ -137,11 +137,20 @@ bool Engine::start(Op &op) {
         }
         return op.batch_piece_done(nullptr);
     }
-    case Op::Kind::host_function:
-        // Queues post host functions to the executor (Queue::drain), the synchronous queue runs
-        // them with run_now(): never here.
-        op.function();
-        return true;
+    case Op::Kind::host_function: {
+        // On an executor thread, never on the submitting one (the synchronous queue runs its
+        // items with run_now()). The task captures one pointer only, so the std::function needs
+        // no memory of its own; op.queue keeps the queue alive until the op is settled.
+        Op *item = &op;
+        if (!executor_->post([item] {
+                item->queue->run_item(*item);
+                item->engine->finish(*item);
+            })) {
+            op.error = "out of memory for queueing the host function (it did not run)";
+            return true;
+        }
+        return false;
+    }
     case Op::Kind::record:
         return true;
     case Op::Kind::wait_event: {

@@ -138,37 +138,22 @@ void Queue::drain(Op *first) {
         }
         if (KUPL_TRACING())
             head->trace_start = kupl_trace_now();
-        if (head->kind == Op::Kind::host_function) {
-            // Runs on an executor thread; marks that thread as inside this queue's item. Captures
-            // one pointer only, so the std::function needs no memory of its own (head->queue keeps
-            // the queue alive).
-            const bool posted = engine_.executor().post([head] {
-                {
-                    ItemScope scope(head->queue.get(), 0);
-                    const std::uint64_t start = KUPL_TRACING() ? kupl_trace_now() : 0;
-                    head->function();
-                    if (start != 0 && KUPL_TRACING()) {
-                        char args[48];
-                        std::snprintf(args, sizeof args, "\"queue\":%llu",
-                                      static_cast<unsigned long long>(head->queue->trace_number()));
-                        kupl_trace_slice(0, "item",
-                                         head->trace_name[0] != '\0' ? head->trace_name : "host item", start,
-                                         kupl_trace_now(), args);
-                    }
-                }
-                head->engine->finish(*head);
-            });
-            if (posted)
-                return;
-            head->error = "out of memory for queueing the host function (it did not run)";
-            if (!retire_head())
-                return;
-            continue;
-        }
         if (!engine_.start(*head))
             return; // head_finished() continues from the thread that finishes it
         if (!retire_head())
             return;
+    }
+}
+
+void Queue::run_item(Op &op) {
+    ItemScope scope(this, 0); // marks the executor thread as inside this queue's item
+    const std::uint64_t start = KUPL_TRACING() ? kupl_trace_now() : 0;
+    op.function();
+    if (start != 0 && KUPL_TRACING()) {
+        char args[48];
+        std::snprintf(args, sizeof args, "\"queue\":%llu", static_cast<unsigned long long>(trace_number()));
+        kupl_trace_slice(0, "item", op.trace_name[0] != '\0' ? op.trace_name : "host item", start,
+                         kupl_trace_now(), args);
     }
 }
 

@@ -63,6 +63,9 @@ class Queue : public std::enable_shared_from_this<Queue> {
 
     // Engine → queue: the head op finished asynchronously.
     void head_finished(Op &op);
+    // Engine → queue, on an executor thread: runs the host function of op (this queue's head),
+    // marked as this queue's item.
+    void run_item(Op &op);
 
   private:
     void drain(Op *first = nullptr);

@@ -1,8 +1,8 @@
 // A mixed-operation storm: many threads doing every kind of operation at once for a bounded
-// time — 1D and 2D copies verified byte for byte, host items counted, events, cross-queue waits
-// (blocking and async), copies on acquired queues, queues and events destroyed by other threads
-// while in use — with signals interrupting the waits and, outside TSan, a few fork()s whose
-// children copy with a fresh runtime. What must hold throughout:
+// time — 1D and 2D copies (also cut into batches) verified byte for byte, host items counted, events,
+// cross-queue waits (blocking and async), copies on acquired queues, queues and events destroyed by other
+// threads while in use — with signals interrupting the waits and, outside TSan, a few fork()s whose children
+// copy with a fresh runtime. What must hold throughout:
 //  - a wait that returns KUPL_OK means the work is done: the bytes are checked right after it,
 //    while SIGUSR1/SIGALRM keep interrupting the waiting threads;
 //  - every accepted op settles exactly once: each accepted host item runs exactly once, each
@@ -245,9 +245,31 @@ class StormThread {
     }
     int submit_copy(int s, const Region &r, const unsigned char *src, kupl_queue_h q, kupl_event_h e) {
         unsigned char *dst = slabs_[s].data() + r.off;
+        if (pick(3) == 0)
+            return submit_as_batch(dst, src + r.soff, r, q, e);
         if (r.height == 1 && r.dpitch == r.width && pick(2))
             return kupl_memcpy_async(dst, src + r.soff, r.width, q, e);
         return kupl_memcpy2d_async(dst, r.dpitch, src + r.soff, r.spitch, r.width, r.height, q, e);
+    }
+    // The same copy as a kuplx_memcpy_batch_async of up to 4 pieces: bytes of a 1D copy, rows of
+    // a 2D one, cut at random points.
+    int submit_as_batch(unsigned char *dst, const unsigned char *src, const Region &r, kupl_queue_h q,
+                        kupl_event_h e) {
+        kuplx_copy_piece_t pieces[4];
+        const size_t total = r.height == 1 ? r.width : r.height, parts = 1 + pick(4);
+        size_t n = 0, done = 0;
+        for (size_t k = 0; k < parts && done < total; ++k) {
+            const size_t left = total - done;
+            const size_t take =
+                k + 1 == parts ? left : std::min(left, size_t(1) + pick(static_cast<unsigned>(left)));
+            if (r.height == 1)
+                pieces[n++] = {dst + done, take, src + done, take, take, 1};
+            else
+                pieces[n++] = {
+                    dst + done * r.dpitch, r.dpitch, src + done * r.spitch, r.spitch, r.width, take};
+            done += take;
+        }
+        return kuplx_memcpy_batch_async(pieces, n, q, e);
     }
     // Checks slab s: the region holds src's bytes (or zeros if !landed), everything else zeros;
     // then zeros the slab again.
