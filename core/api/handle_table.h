@@ -8,6 +8,7 @@
 // 2^48 - 256 creations (a year at ten million creations a second) the table refuses new handles.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -42,10 +43,31 @@ template <typename T> class HandleTable {
         ++next_id_; // only once the object is in: a failed add wastes no id
         return reinterpret_cast<void *>(handle);
     }
+    // The object behind handle, or nullptr. A thread that looks up the handle it looked up last
+    // (a loop of copies on one queue with one event) takes it from its own cache, without the
+    // table's lock: valid while no handle of this table has been removed since (removals_).
     std::shared_ptr<T> find(const void *handle) const {
-        std::lock_guard<std::mutex> lock(mutex_);
-        auto it = objects_.find(reinterpret_cast<std::uintptr_t>(handle));
-        return it == objects_.end() ? nullptr : it->second;
+        const auto key = reinterpret_cast<std::uintptr_t>(handle);
+        LastFound &last = last_found();
+        const std::uint64_t removals = removals_.load(std::memory_order_acquire);
+        if (last.table == this && last.handle == key && last.removals == removals) {
+            if (std::shared_ptr<T> object = last.object.lock())
+                return object;
+        }
+        std::shared_ptr<T> object;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto it = objects_.find(key);
+            if (it == objects_.end())
+                return nullptr;
+            object = it->second;
+        }
+        // `removals` was read before the lookup: a removal since then makes this entry stale.
+        last.table = this;
+        last.handle = key;
+        last.removals = removals;
+        last.object = object;
+        return object;
     }
     std::shared_ptr<T> remove(const void *handle) {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -54,6 +76,8 @@ template <typename T> class HandleTable {
             return nullptr;
         std::shared_ptr<T> object = std::move(it->second);
         objects_.erase(it);
+        // Before the call returns, so that no thread finds the handle in its cache afterwards.
+        removals_.fetch_add(1, std::memory_order_acq_rel);
         return object;
     }
     std::vector<std::shared_ptr<T>> all() const {
@@ -66,11 +90,25 @@ template <typename T> class HandleTable {
     }
 
   private:
+    // One per thread and table type. It holds the object weakly, so a removed object is not kept
+    // alive by a cache.
+    struct LastFound {
+        const HandleTable *table = nullptr;
+        std::uintptr_t handle = 0;
+        std::uint64_t removals = 0;
+        std::weak_ptr<T> object;
+    };
+    static LastFound &last_found() {
+        thread_local LastFound last;
+        return last;
+    }
+
     const std::uintptr_t tag_;
     const std::uintptr_t generation_bits_;
     mutable std::mutex mutex_;
     std::uint64_t next_id_ = kFirstId; // guarded by mutex_
     std::unordered_map<std::uintptr_t, std::shared_ptr<T>> objects_;
+    std::atomic<std::uint64_t> removals_{0}; // bumped by every remove()
 };
 
 } // namespace kupl::api

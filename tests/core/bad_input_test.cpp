@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <algorithm>
 #include <climits>
 
@@ -243,4 +245,44 @@ TEST(BadInput, CreatorsRejectBadArguments) {
     EXPECT_EQ(kupl_queue_acquire(-2), nullptr);
     EXPECT_EQ(kupl_queue_acquire(INT_MIN), nullptr);
     EXPECT_EQ(kupl_malloc(KUPL_MEM_DEFAULT, 0), nullptr);
+}
+
+// A thread remembers the handle it looked up last (handle_table.h): a destroyed handle must be
+// rejected all the same — on the thread that used it just before and on another thread that did,
+// also while the object lives on (an event still referenced by a copy that has not run).
+TEST(BadInput, HandlesUsedJustBeforeTheirDestructionAreRejected) {
+    std::vector<unsigned char> src = pattern(4096, 3), dst(4096, 0);
+    Queue q = make_queue();
+    kupl_event_h e = kupl_event_create();
+    ASSERT_NE(e, nullptr);
+    Gate gate;
+    ASSERT_EQ(gate.block(q.get()), KUPL_OK);
+    ASSERT_EQ(kupl_memcpy_async(dst.data(), src.data(), src.size(), q.get(), e), KUPL_OK); // holds e
+    std::atomic<int> step{0};
+    int other_before = -1, other_after = -1;
+    std::thread other([&] {
+        other_before = kupl_event_query(e);
+        step.store(1);
+        while (step.load() != 2)
+            std::this_thread::yield();
+        other_after = kupl_event_query(e);
+    });
+    EXPECT_EQ(kupl_event_query(e), KUPL_EVENT_STATUS_SUBMITTED);
+    while (step.load() != 1)
+        std::this_thread::yield();
+    kupl_event_destroy(e);
+    EXPECT_EQ(kupl_event_query(e), KUPL_ERROR);
+    step.store(2);
+    other.join();
+    EXPECT_EQ(other_before, KUPL_EVENT_STATUS_SUBMITTED);
+    EXPECT_EQ(other_after, KUPL_ERROR);
+    gate.open();
+    EXPECT_EQ(kupl_queue_wait(q.get()), KUPL_OK);
+    EXPECT_EQ(dst, src);
+    // A queue used just before its destruction.
+    kupl_queue_h doomed = kupl_queue_create();
+    ASSERT_EQ(kupl_queue_wait(doomed), KUPL_OK);
+    kupl_queue_destroy(doomed);
+    EXPECT_EQ(kupl_queue_wait(doomed), KUPL_ERROR);
+    EXPECT_EQ(kupl_memcpy_async(dst.data(), src.data(), src.size(), doomed, nullptr), KUPL_ERROR);
 }
