@@ -179,11 +179,8 @@ int kuplx_memcpy_batch_async(const kuplx_copy_piece_t *pieces, size_t count, kup
         op->batch.reserve(count);
         for (size_t i = 0; i < count; ++i) {
             const kuplx_copy_piece_t &p = pieces[i];
-            kupl::copy::CopyDescriptor copy;
-            // A 1D piece's pitches are ignored: it is one row.
-            const bool one_row = p.height == 1;
-            if (describe_copy(function, p.dst, one_row ? p.width : p.dpitch, p.src,
-                              one_row ? p.width : p.spitch, p.width, p.height, copy) != KUPL_OK)
+            kupl::copy::CopyDescriptor copy; // (describe_copy ignores the pitches of a one-row piece)
+            if (describe_copy(function, p.dst, p.dpitch, p.src, p.spitch, p.width, p.height, copy) != KUPL_OK)
                 return fail(function, "piece %zu of %zu is invalid (see above); nothing was enqueued", i,
                             count);
             if (copy.bytes() == 0)

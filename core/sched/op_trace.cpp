@@ -35,6 +35,18 @@ void describe_size(char *out, std::size_t size, std::size_t bytes) {
         std::snprintf(out, size, "%zu B", bytes);
 }
 
+// Appends a copy's rate and the threads that executed it (,"gbps":..,"threads":..) at args + used.
+void append_rate_and_threads(char *args, std::size_t size, int used, std::size_t bytes, std::uint64_t ns,
+                             const Op &op) {
+    if (used >= static_cast<int>(size))
+        return;
+    used += std::snprintf(args + used, size - static_cast<std::size_t>(used), ",\"gbps\":%.3f,",
+                          ns > 0 ? static_cast<double>(bytes) / static_cast<double>(ns) : 0.0);
+    if (used < static_cast<int>(size))
+        thread_list(args + used, size - static_cast<std::size_t>(used),
+                    op.trace_threads.load(std::memory_order_relaxed));
+}
+
 } // namespace
 
 void trace_before_complete(Op &op, std::uint64_t now_ns) {
@@ -84,16 +96,12 @@ void trace_settled(const Op &op, const char *record_error, std::uint64_t complet
             std::snprintf(name, sizeof name, "copy %s", size);
         else
             std::snprintf(name, sizeof name, "copy 2D %zu x %zu B (%s)", c.height, c.width, size);
-        const double seconds = static_cast<double>(end - start) * 1e-9;
         used += std::snprintf(args + used, sizeof args - static_cast<std::size_t>(used),
                               ",\"copy\":%llu,\"bytes\":%zu,\"shape\":\"%s\",\"width\":%zu,\"height\":%zu,"
-                              "\"dpitch\":%zu,\"spitch\":%zu,\"gbps\":%.3f,",
+                              "\"dpitch\":%zu,\"spitch\":%zu",
                               static_cast<unsigned long long>(c.trace_id), bytes, c.height == 1 ? "1D" : "2D",
-                              c.width, c.height, c.dpitch, c.spitch,
-                              seconds > 0 ? static_cast<double>(bytes) / seconds * 1e-9 : 0.0);
-        if (used < static_cast<int>(sizeof args))
-            thread_list(args + used, sizeof args - static_cast<std::size_t>(used),
-                        op.trace_threads.load(std::memory_order_relaxed));
+                              c.width, c.height, c.dpitch, c.spitch);
+        append_rate_and_threads(args, sizeof args, used, bytes, end - start, op);
         break;
     }
     case Op::Kind::batch: {
@@ -102,15 +110,10 @@ void trace_settled(const Op &op, const char *record_error, std::uint64_t complet
         char size[32];
         describe_size(size, sizeof size, bytes);
         std::snprintf(name, sizeof name, "batch of %zu copies (%s)", op.batch.size(), size);
-        const double seconds = static_cast<double>(end - start) * 1e-9;
-        used +=
-            std::snprintf(args + used, sizeof args - static_cast<std::size_t>(used),
-                          ",\"copy\":%llu,\"bytes\":%zu,\"shape\":\"batch\",\"pieces\":%zu,\"gbps\":%.3f,",
-                          static_cast<unsigned long long>(op.copy.trace_id), bytes, op.batch.size(),
-                          seconds > 0 ? static_cast<double>(bytes) / seconds * 1e-9 : 0.0);
-        if (used < static_cast<int>(sizeof args))
-            thread_list(args + used, sizeof args - static_cast<std::size_t>(used),
-                        op.trace_threads.load(std::memory_order_relaxed));
+        used += std::snprintf(args + used, sizeof args - static_cast<std::size_t>(used),
+                              ",\"copy\":%llu,\"bytes\":%zu,\"shape\":\"batch\",\"pieces\":%zu",
+                              static_cast<unsigned long long>(op.copy.trace_id), bytes, op.batch.size());
+        append_rate_and_threads(args, sizeof args, used, bytes, end - start, op);
         break;
     }
     case Op::Kind::host_function:
