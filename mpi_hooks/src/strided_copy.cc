@@ -110,12 +110,21 @@ CopyBatch::~CopyBatch() {
     wait();
 }
 
+namespace {
+template <typename Vector> void grow_if_full(Vector &v) {
+    if (v.size() == v.capacity())
+        v.reserve(std::max<size_t>(8, 2 * v.capacity()));
+}
+} // namespace
+
 bool CopyBatch::room_for_one_more() noexcept {
     try {
-        if (pieces_.size() == pieces_.capacity())
-            pieces_.reserve(std::max<size_t>(8, 2 * pieces_.capacity()));
-        if (events_.size() == events_.capacity())
-            events_.reserve(std::max<size_t>(8, 2 * events_.capacity()));
+#ifdef KUPLX_AVAILABLE
+        grow_if_full(batch_);
+#else
+        grow_if_full(pieces_);
+        grow_if_full(events_);
+#endif
         return true;
     } catch (const std::bad_alloc &) {
         return false;
@@ -145,7 +154,7 @@ void CopyBatch::submit(const Piece &p, bool on_caller) {
     } else {
 #ifdef KUPLX_AVAILABLE
         // Gathered here, submitted by wait() as one batch operation with one event.
-        pieces_.push_back(p);
+        batch_.push_back({p.dst, p.dpitch, p.src, p.spitch, p.width, p.height});
         return;
 #else
         kupl_event_h ev = event_pool_get();
@@ -220,30 +229,20 @@ void CopyBatch::redo_on_cpu(const Piece &p) {
 // than a 2D copy and an event per piece; 256 x 16 x 64 B: 3.1x). A failed batch is redone on the
 // CPU whole (the copies are idempotent), so the data is right either way.
 void CopyBatch::wait() {
-    if (pieces_.empty())
+    if (batch_.empty())
         return;
-    std::vector<kuplx_copy_piece_t> batch;
-    kupl_event_h ev = nullptr;
-    bool ok = false;
-    try {
-        batch.reserve(pieces_.size());
-        for (const Piece &p : pieces_)
-            batch.push_back({p.dst, p.dpitch, p.src, p.spitch, p.width, p.height});
-        ev = event_pool_get();
-        ok = ev != nullptr && kuplx_memcpy_batch_async(batch.data(), batch.size(), nullptr, ev) == KUPL_OK &&
-             kupl_event_wait(ev) == KUPL_OK;
-    } catch (const std::bad_alloc &) {
-        ok = false;
-    }
-    if (!ok) {
-        for (const Piece &p : pieces_)
-            redo_on_cpu(p);
+    kupl_event_h ev = event_pool_get();
+    if (ev != nullptr && kuplx_memcpy_batch_async(batch_.data(), batch_.size(), nullptr, ev) == KUPL_OK &&
+        kupl_event_wait(ev) == KUPL_OK) {
+        event_pool_put(ev);
+    } else {
+        for (const kuplx_copy_piece_t &b : batch_)
+            redo_on_cpu({static_cast<char *>(b.dst), b.dpitch, static_cast<const char *>(b.src), b.spitch,
+                         b.width, b.height});
         if (ev)
             kupl_event_destroy(ev); // do not reuse an event that may carry an error
-    } else {
-        event_pool_put(ev);
     }
-    pieces_.clear();
+    batch_.clear();
 }
 #else
 void CopyBatch::wait() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "block_layout.h"
+#include "kupl_api.h"
 #include "strided_layout.h"
 
 #include <cstddef>
@@ -68,8 +69,12 @@ class CopyBatch {
     static void redo_on_cpu(const Piece &p);
     /** Makes sure one more async piece can be recorded without allocating; false if no memory. */
     bool room_for_one_more() noexcept;
-    std::vector<Piece> pieces_;  // submitted to the engine (with kupl_ext.h: gathered for one batch)
-    std::vector<void *> events_; // kupl_event_h, one per submitted piece (without kupl_ext.h)
+#ifdef KUPLX_AVAILABLE
+    std::vector<kuplx_copy_piece_t> batch_; // for the engine, submitted by wait() as one batch
+#else
+    std::vector<Piece> pieces_;  // submitted to the engine, one kupl_memcpy2d_async each
+    std::vector<void *> events_; // kupl_event_h, one per submitted piece
+#endif
 };
 
 } // namespace kupl_mpi
