@@ -346,13 +346,23 @@ const char *Device::entry_name(const void *entry) {
     return "?";
 }
 
+bool Device::region_may_enter_openmp(const void *entry) {
+    std::lock_guard<std::mutex> lock(images_mutex_);
+    for (const auto &image : images_)
+        if (image->holds(entry))
+            return image->may_enter_openmp();
+    return true;
+}
+
 int32_t Device::run_region(void *entry, void **args, ptrdiff_t *offsets, int32_t count,
                            __tgt_async_info *info) {
     if (!entry || count < 0 || (count > 0 && (!args || !offsets))) {
         report_error("device %d: region launch with entry=%p and %d arguments refused", id_, entry, count);
         return kOffloadFail;
     }
-    if (launching_thread_is_outside_parallel())
+    // A region that never enters libomp does not care which thread runs it: it runs here, as
+    // with the stock plugin, without a hand-off to an executor and back.
+    if (launching_thread_is_outside_parallel() || !region_may_enter_openmp(entry))
         return run_region_here(entry, args, offsets, count, info);
     auto *call = new RegionCall(entry, args, offsets, count, launching_thread_team_size());
     if (!call->prepare(id_)) {

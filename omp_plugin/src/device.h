@@ -7,8 +7,9 @@
 //   data_submit/retrieve     <-> nothing outstanding: copied now (memcpy below KUPL's sync
 //                                threshold, else kupl_memcpy); else kupl_memcpy_async, and a
 //                                retrieve returns once its bytes have landed;
-//   a target region          <-> launched outside any `parallel`: run on the launching thread
-//                                after the construct's queued copies; else a host item on
+//   a target region          <-> launched outside any `parallel`, or from an image that never
+//                                enters libomp: run on the launching thread after the
+//                                construct's queued copies; else a host item on
 //                                that queue, run by a KUPL executor thread with the team size
 //                                it would get on the launching thread; either way the launch
 //                                returns once it has run;
@@ -60,8 +61,9 @@ class Device {
     int32_t retrieve(void *host_dst, const void *device_src, int64_t size, __tgt_async_info *info);
     int32_t exchange(void *dst, const void *src, int64_t size, __tgt_async_info *info);
     /// Runs a target region: on the launching thread when that is outside any `parallel` (no
-    /// hand-off, and libomp is right there), else on a KUPL executor thread (see
-    /// region_threads.h). Returns once the region has run either way.
+    /// hand-off, and libomp is right there) or when the region's image never enters libomp,
+    /// else on a KUPL executor thread (see region_threads.h). Returns once the region has run
+    /// either way.
     int32_t run_region(void *entry, void **args, ptrdiff_t *offsets, int32_t count, __tgt_async_info *info);
     int32_t synchronize(__tgt_async_info *info);
 
@@ -79,6 +81,8 @@ class Device {
     kupl_queue_h queue_of(__tgt_async_info *info);
     void return_queue(kupl_queue_h queue);
     const char *entry_name(const void *entry);
+    /// False only if the entry's image provably never enters libomp (image_imports.h).
+    bool region_may_enter_openmp(const void *entry);
     bool defer_free(const Allocation &block, const std::vector<kupl_queue_h> &busy);
 
     const int id_;

@@ -1,5 +1,7 @@
 #include "image_loader.h"
 
+#include "image_imports.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -157,18 +159,27 @@ ImageLayout inspect_image(const __tgt_device_image *image) {
     return layout;
 }
 
-const char *LoadedImage::entry_name(const void *addr) const {
+bool LoadedImage::find_entry(const void *addr, __tgt_offload_entry *found) const {
     // The table sits in the image as the linker placed it (clang 14: 1-byte aligned), so each
     // entry is copied out before it is read.
     const char *bytes = reinterpret_cast<const char *>(table_.EntriesBegin);
     const size_t count = static_cast<size_t>(table_.EntriesEnd - table_.EntriesBegin);
     for (size_t i = 0; i < count; ++i) {
-        __tgt_offload_entry entry;
-        memcpy(&entry, bytes + i * sizeof entry, sizeof entry);
-        if (entry.addr == addr)
-            return entry.name ? entry.name : "?";
+        memcpy(found, bytes + i * sizeof *found, sizeof *found);
+        if (found->addr == addr)
+            return true;
     }
-    return "?";
+    return false;
+}
+
+const char *LoadedImage::entry_name(const void *addr) const {
+    __tgt_offload_entry entry;
+    return find_entry(addr, &entry) && entry.name ? entry.name : "?";
+}
+
+bool LoadedImage::holds(const void *addr) const {
+    __tgt_offload_entry entry;
+    return find_entry(addr, &entry);
 }
 
 std::unique_ptr<LoadedImage> load_image(const __tgt_device_image *image, std::string *error) {
@@ -216,6 +227,7 @@ std::unique_ptr<LoadedImage> load_image(const __tgt_device_image *image, std::st
 
     std::unique_ptr<LoadedImage> loaded(new LoadedImage());
     loaded->handle_ = handle;
+    loaded->may_enter_openmp_ = image_may_enter_openmp(bytes, size);
     auto *entries = reinterpret_cast<__tgt_offload_entry *>(map->l_addr + layout.entries_vaddr);
     loaded->table_.EntriesBegin = entries;
     loaded->table_.EntriesEnd = entries + layout.entries_count;

@@ -30,11 +30,20 @@ class LoadedImage {
     const __tgt_target_table *table() const { return &table_; }
     /// The name of the entry whose address is addr, or "?" (for LIBOMPTARGET_INFO).
     const char *entry_name(const void *addr) const;
+    /// True if addr is the address of one of this image's entries.
+    bool holds(const void *addr) const;
+    /// False only if the image's code provably never enters libomp (image_imports.h): its
+    /// regions then do not depend on the OpenMP context of the thread that runs them.
+    bool may_enter_openmp() const { return may_enter_openmp_; }
 
   private:
     friend std::unique_ptr<LoadedImage> load_image(const __tgt_device_image *, std::string *);
     LoadedImage() = default;
+    /// The entry at addr, copied out of the table, or false.
+    bool find_entry(const void *addr, __tgt_offload_entry *found) const;
+
     void *handle_ = nullptr;
+    bool may_enter_openmp_ = true;
     __tgt_target_table table_{nullptr, nullptr};
 };
 

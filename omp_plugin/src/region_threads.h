@@ -1,7 +1,9 @@
 // Where a target region runs, and with what team. A region launched from a thread outside any
 // `parallel` (the initial thread, or a thread the program started) runs right there, as with the
 // stock plugin: libomp runs every region shape correctly at that level, and a hand-off to an
-// executor and back cost ~3 us of a 0.37 us empty region. Every other region -- `nowait` ones,
+// executor and back cost ~3 us of a 0.37 us empty region. So does a region whose image never
+// enters libomp (image_imports.h): no thread's OpenMP context can matter to it. Every other
+// region -- `nowait` ones,
 // launched from hidden-helper threads, and those launched inside a host `parallel` -- runs on a
 // KUPL executor thread, which is not an OpenMP thread: on the launching thread the region's
 // `teams` would run nested inside an OpenMP team, which libomp does not support (the cause
