@@ -7,7 +7,7 @@ namespace kupl::sched {
 std::uint64_t Event::begin_record(const void *queue) {
     std::lock_guard<std::mutex> lock(mutex_);
     const std::uint64_t recorded = recorded_.load(std::memory_order_relaxed);
-    if (recorded > completed_.load(std::memory_order_relaxed))
+    if (recorded > completed_.load(std::memory_order_acquire))
         return 0;
     error_.store(nullptr, std::memory_order_relaxed);
     // Set here rather than at enqueue: one lock of the event per record, not two.
@@ -18,12 +18,15 @@ std::uint64_t Event::begin_record(const void *queue) {
 }
 
 void Event::complete(std::uint64_t generation, const char *error) noexcept {
+    if (error != nullptr)
+        error_.store(error, std::memory_order_relaxed); // one record outstanding: no other writer
+    completed_.store(generation, std::memory_order_seq_cst);
+    // Most records have no op waiting on them: then no lock. when_complete() sets has_waiters_
+    // before it reads completed_, this reads has_waiters_ after storing completed_ (both seq_cst):
+    // either this sees the flag, or that call sees the completion and runs its waiter itself.
     EventWaiter *ready = nullptr;
-    {
+    if (has_waiters_.load(std::memory_order_seq_cst)) {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (error != nullptr)
-            error_.store(error, std::memory_order_relaxed);
-        completed_.store(generation, std::memory_order_seq_cst);
         // Move the waiters of this or an earlier record to `ready`, keeping the others.
         EventWaiter **link = &waiters_;
         while (*link != nullptr) {
@@ -36,6 +39,7 @@ void Event::complete(std::uint64_t generation, const char *error) noexcept {
                 link = &waiter->next_;
             }
         }
+        has_waiters_.store(waiters_ != nullptr, std::memory_order_seq_cst);
     }
     completions_.notify(true);
     while (ready != nullptr) {
@@ -56,12 +60,14 @@ int Event::status() const {
 void Event::when_complete(std::uint64_t generation, EventWaiter *waiter) noexcept {
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (completed_.load(std::memory_order_relaxed) < generation) {
+        has_waiters_.store(true, std::memory_order_seq_cst);
+        if (completed_.load(std::memory_order_seq_cst) < generation) {
             waiter->awaited_ = generation;
             waiter->next_ = waiters_;
             waiters_ = waiter;
             return;
         }
+        has_waiters_.store(waiters_ != nullptr, std::memory_order_seq_cst);
     }
     waiter->event_complete();
 }

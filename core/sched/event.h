@@ -62,7 +62,8 @@ class Event {
   private:
     mutable std::mutex mutex_;
     std::atomic<std::uint64_t> recorded_{0};  // written under mutex_
-    std::atomic<std::uint64_t> completed_{0}; // written under mutex_
+    std::atomic<std::uint64_t> completed_{0}; // written by the record's one completer
+    std::atomic<bool> has_waiters_{false};    // waiters_ may be non-empty; written under mutex_
     // Written under mutex_; read without it (every kupl_event_wait reads it: no lock there).
     std::atomic<const char *> error_{nullptr};
     EventWaiter *waiters_ = nullptr;            // guarded by mutex_

@@ -140,7 +140,7 @@ void Queue::drain(Op *first) {
             head->trace_start = kupl_trace_now();
         if (!engine_.start(*head))
             return; // head_finished() continues from the thread that finishes it
-        if (!retire_head())
+        if (!retire_head(*head))
             return;
     }
 }
@@ -157,42 +157,40 @@ void Queue::run_item(Op &op) {
     }
 }
 
-void Queue::head_finished(Op &) {
+void Queue::head_finished(Op &op) {
     auto keep_alive = shared_from_this(); // the retired op may hold the last other reference
-    if (retire_head())
+    if (retire_head(op))
         drain();
 }
 
-// Pops the finished head and settles it. Returns true if more ops wait (this thread goes on
-// dispatching them), false if the queue went idle.
-bool Queue::retire_head() {
-    std::unique_ptr<Op> done;
+// Settles the finished head and pops it. Returns true if more ops wait (this thread goes on
+// dispatching them), false if the queue went idle. Only the dispatching thread touches the head
+// and the failure counts before it, so the queue's lock is taken once, to pop.
+bool Queue::retire_head(Op &head) {
     const char *record_error = nullptr;
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        done = std::move(ops_.front());
-        ops_.pop_front();
-        if (done->error != nullptr) {
-            ++failures_since_wait_;
-            ++failures_since_record_;
-        }
-        if (done->kind == Op::Kind::record) {
-            if (failures_since_record_ != 0)
-                record_error = "work enqueued on the queue before this record failed";
-            failures_since_record_ = 0;
-        }
+    if (head.error != nullptr) {
+        failures_since_wait_.fetch_add(1, std::memory_order_relaxed); // published by finished_ below
+        ++failures_since_record_;
+    }
+    if (head.kind == Op::Kind::record) {
+        if (failures_since_record_ != 0)
+            record_error = "work enqueued on the queue before this record failed";
+        failures_since_record_ = 0;
     }
     // Events complete before the ticket counts as finished, so a returned wait implies them.
-    engine_.settle(*done, record_error);
-    done.reset();
+    engine_.settle(head, record_error);
+    std::unique_ptr<Op> done;
     bool more;
     std::uint64_t now_finished;
     {
         std::lock_guard<std::mutex> lock(mutex_);
+        done = std::move(ops_.front());
+        ops_.pop_front();
         now_finished = finished_.fetch_add(1, std::memory_order_seq_cst) + 1;
         more = !ops_.empty();
         running_ = more;
     }
+    done.reset();
     if (now_finished >= wake_at_.load(std::memory_order_seq_cst)) {
         wake_at_.store(UINT64_MAX, std::memory_order_seq_cst); // woken waiters announce again
         progress_.notify(true);
@@ -245,10 +243,7 @@ bool Queue::wait_all() {
         ticket = enqueued_;
     }
     wait_for(ticket);
-    std::lock_guard<std::mutex> lock(mutex_);
-    const bool ok = failures_since_wait_ == 0;
-    failures_since_wait_ = 0;
-    return ok;
+    return failures_since_wait_.exchange(0, std::memory_order_acq_rel) == 0;
 }
 
 bool Queue::drain_at_exit() {

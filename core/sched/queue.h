@@ -69,7 +69,7 @@ class Queue : public std::enable_shared_from_this<Queue> {
 
   private:
     void drain(Op *first = nullptr);
-    bool retire_head();
+    bool retire_head(Op &head);
     bool reached(std::uint64_t ticket) const;
     // Blocks until reached(ticket) (an ended queue counts as reached).
     void wait_until(std::uint64_t ticket);
@@ -86,8 +86,10 @@ class Queue : public std::enable_shared_from_this<Queue> {
     std::deque<std::unique_ptr<Op>> ops_; // front() is the running op; guarded by mutex_
     bool running_ = false;                // a thread is dispatching ops_; guarded by mutex_
     std::uint64_t enqueued_ = 0;          // guarded by mutex_
-    unsigned failures_since_wait_ = 0;    // guarded by mutex_
-    unsigned failures_since_record_ = 0;  // guarded by mutex_
+    // Failed ops since the last wait_all / record: counted by the dispatching thread (one at a
+    // time, handed on under mutex_) before it counts the op as finished.
+    std::atomic<unsigned> failures_since_wait_{0};
+    unsigned failures_since_record_ = 0;
     std::atomic<std::uint64_t> finished_{0};
     // The synchronous queue: tickets of the ops running now (on their submitting threads), and
     // the smallest of them (UINT64_MAX if none) for lock-free waits.
