@@ -43,63 +43,36 @@ inline std::uint64_t now_ns() {
 // An event count (the prepare / re-check / commit protocol): a thread that found nothing to do
 // calls prepare_wait(), checks its condition once more, then commit_wait() or cancel_wait().
 // A producer that made the condition true calls notify(); it costs one load when nobody sleeps.
-//
-// A woken thread takes a while to run (here up to 25 us between vCPUs) and stays counted as a
-// sleeper until it does: notify() also counts the wake-ups it issued that no sleeper has
-// returned from yet, and makes no system call while every sleeper has one coming. A sleeper
-// that returns always checks its condition again, so the skipped notification is not lost.
 class EventCount {
   public:
     std::uint32_t prepare_wait() {
-        state_.fetch_add(kOneSleeper, std::memory_order_seq_cst);
+        sleepers_.fetch_add(1, std::memory_order_seq_cst);
         return epoch_.load(std::memory_order_seq_cst);
     }
-    void cancel_wait() { leave(); }
+    void cancel_wait() { sleepers_.fetch_sub(1, std::memory_order_seq_cst); }
     void commit_wait(std::uint32_t key) {
         futex_wait(epoch_, key);
-        leave();
+        sleepers_.fetch_sub(1, std::memory_order_seq_cst);
     }
     // As commit_wait, returning after timeout_ns at the latest.
     void commit_wait_for(std::uint32_t key, std::uint64_t timeout_ns) {
         futex_wait_for(epoch_, key, timeout_ns);
-        leave();
+        sleepers_.fetch_sub(1, std::memory_order_seq_cst);
     }
     // Returns true if a sleeper was signalled.
     bool notify(bool all) {
         // A read-modify-write rather than fence + load: it orders the caller's earlier stores
         // against a sleeper's prepare_wait() just as well, and ThreadSanitizer understands it.
-        std::uint64_t state = state_.fetch_add(0, std::memory_order_seq_cst);
-        for (;;) {
-            const std::uint64_t sleepers = state >> 32, woken = state & kWokenMask;
-            if (sleepers <= woken)
-                return false; // nobody sleeps, or each sleeper has a wake-up on its way
-            const std::uint64_t next = (sleepers << 32) | (all ? sleepers : woken + 1);
-            if (state_.compare_exchange_weak(state, next, std::memory_order_seq_cst))
-                break;
-        }
+        if (sleepers_.fetch_add(0, std::memory_order_seq_cst) == 0)
+            return false;
         epoch_.fetch_add(1, std::memory_order_seq_cst);
         futex_wake(epoch_, all ? 0x7fffffff : 1);
         return true;
     }
 
   private:
-    static constexpr std::uint64_t kOneSleeper = std::uint64_t{1} << 32;
-    static constexpr std::uint64_t kWokenMask = kOneSleeper - 1;
-
-    // A sleeper leaves, taking one outstanding wake-up with it if there is one.
-    void leave() {
-        std::uint64_t state = state_.load(std::memory_order_relaxed);
-        for (;;) {
-            const std::uint64_t woken = state & kWokenMask;
-            const std::uint64_t next = state - kOneSleeper - (woken > 0 ? 1 : 0);
-            if (state_.compare_exchange_weak(state, next, std::memory_order_seq_cst))
-                return;
-        }
-    }
-
     std::atomic<std::uint32_t> epoch_{0};
-    // Sleepers (high half) and wake-ups issued that no sleeper has returned from (low half).
-    std::atomic<std::uint64_t> state_{0};
+    std::atomic<int> sleepers_{0};
 };
 
 } // namespace kupl::support

@@ -1,6 +1,8 @@
-// support::EventCount, the sleep/wake-up primitive under every wait in the runtime: a notify()
-// issues a wake-up only for a sleeper that has none coming (a woken thread stays counted as a
-// sleeper until it runs, which between vCPUs took up to 25 us here), and no notification is lost.
+// support::EventCount, the sleep/wake-up primitive under every wait in the runtime: no
+// notification may be lost. A variant that skipped the wake-up system call for sleepers that
+// seemed to have one coming lost one here (in the third pass of CI's repeated core suites): a
+// sleeper that read the epoch just after a notify's increment was counted as woken, blocked,
+// and no later notify woke it.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -14,46 +16,12 @@ namespace {
 
 using kupl::support::EventCount;
 
-TEST(EventCount, NotifiesOnlySleepersWithoutAWakeUpComing) {
-    EventCount count;
-    EXPECT_FALSE(count.notify(false)) << "nobody sleeps";
-    EXPECT_FALSE(count.notify(true)) << "nobody sleeps";
-
-    // The calling thread counts as a sleeper from prepare_wait() on (it never blocks here).
-    // ASSERT where a commit_wait() follows: without the wake-up it would block for good.
-    const std::uint32_t key = count.prepare_wait();
-    ASSERT_TRUE(count.notify(false));
-    EXPECT_FALSE(count.notify(false)) << "the one sleeper already has a wake-up coming";
-    EXPECT_FALSE(count.notify(true));
-    count.commit_wait(key); // the epoch moved on: returns at once, taking its wake-up with it
-    EXPECT_FALSE(count.notify(false)) << "nobody sleeps any more";
-
-    const std::uint32_t first = count.prepare_wait();
-    const std::uint32_t second = count.prepare_wait();
-    ASSERT_TRUE(count.notify(false));
-    ASSERT_TRUE(count.notify(false)) << "the second sleeper has no wake-up coming yet";
-    EXPECT_FALSE(count.notify(true));
-    count.commit_wait(first);
-    count.commit_wait(second);
-
-    const std::uint32_t third = count.prepare_wait();
-    count.prepare_wait();
-    ASSERT_TRUE(count.notify(true)) << "wakes both";
-    EXPECT_FALSE(count.notify(false));
-    count.cancel_wait(); // a sleeper that found its condition true leaves, with a wake-up
-    const std::uint32_t fourth = count.prepare_wait();
-    ASSERT_TRUE(count.notify(false)) << "a sleeper that came after the wake-up needs its own";
-    count.commit_wait(third);
-    count.commit_wait(fourth);
-    EXPECT_FALSE(count.notify(true));
-}
-
 // Consumers each wait for their own target of a shared counter; producers raise it one step at
 // a time with notify(false) or notify(true) at random. Every consumer must see its target:
 // a skipped notification that left a sleeper without a wake-up would hang one (the watchdog
 // then fails the test instead of letting it hang).
 TEST(EventCount, NoNotificationIsLostUnderContention) {
-    constexpr int kConsumers = 6, kProducers = 2, kSteps = 20000;
+    constexpr int kConsumers = 6, kProducers = 2, kSteps = 100000;
     // On the heap, and leaked if a thread hangs: its threads are then left blocked, not joined.
     struct Shared {
         EventCount count;
@@ -86,12 +54,12 @@ TEST(EventCount, NoNotificationIsLostUnderContention) {
             }
             shared->done.fetch_add(1);
         });
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (shared->done.load() < kConsumers + kProducers && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     const int stuck = kConsumers + kProducers - shared->done.load();
     if (stuck > 0) {
-        ADD_FAILURE() << stuck << " threads still waiting after 60 s: a notification was lost";
+        ADD_FAILURE() << stuck << " threads still waiting after 30 s: a notification was lost";
         for (std::thread &thread : threads)
             thread.detach();
         return;
