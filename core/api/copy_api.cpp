@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <new>
 
 using kupl::api::fail;
 using kupl::api::guarded;
@@ -82,51 +83,81 @@ int copy_sync(const char *function, const kupl::copy::CopyDescriptor &copy) {
     return KUPL_OK;
 }
 
-// Hands a copy or batch op to its queue (or runs it unordered, or inline on the synchronous queue).
-int submit_copy_op(const char *function, std::unique_ptr<kupl::sched::Op> op, kupl_queue_h queue,
-                   kupl_event_h event) {
-    kupl::Runtime *runtime = kupl::api::runtime_for(function);
-    if (runtime == nullptr)
-        return KUPL_ERROR;
-    std::shared_ptr<kupl::sched::Queue> ordered;
-    if (queue != nullptr && (ordered = kupl::api::find_queue(*runtime, queue, function)) == nullptr)
-        return KUPL_ERROR;
-    if (KUPL_TRACING()) {
-        op->copy.trace_id = next_trace_copy();
-        op->copy.trace_threads = &op->trace_threads;
-        for (kupl::sched::BatchPiece &piece : op->batch)
-            piece.copy.trace_threads = &op->trace_threads;
-    }
-    if (event != nullptr) {
-        auto signal = kupl::api::find_event(*runtime, event, function);
+// Where a copy or batch goes and what it completes, resolved before anything is enqueued.
+struct Destination {
+    kupl::Runtime *runtime = nullptr;
+    std::shared_ptr<kupl::sched::Queue> ordered; // null: no queue orders it
+    std::shared_ptr<kupl::sched::Event> signal;  // null: no event
+    std::uint64_t generation = 0;                // the record of `signal` it completes
+
+    // Finds the queue and the event and begins the event's record. From a successful return on,
+    // the record must be settled (hand_over() or an op-less copy does it).
+    int resolve(const char *function, kupl_queue_h queue, kupl_event_h event) {
+        runtime = kupl::api::runtime_for(function);
+        if (runtime == nullptr)
+            return KUPL_ERROR;
+        if (queue != nullptr && (ordered = kupl::api::find_queue(*runtime, queue, function)) == nullptr)
+            return KUPL_ERROR;
+        if (event == nullptr)
+            return KUPL_OK;
+        signal = kupl::api::find_event(*runtime, event, function);
         if (signal == nullptr)
             return KUPL_ERROR;
-        op->signal_generation =
+        generation =
             signal->begin_record(ordered != nullptr && !ordered->synchronous() ? ordered.get() : nullptr);
-        if (op->signal_generation == 0)
+        if (generation == 0)
             return fail(function, "event %p is still SUBMITTED (its previous record is not complete)",
                         static_cast<void *>(event));
-        // From here the op settles the record, even if it is dropped before it is accepted.
-        op->signal = std::move(signal);
-    }
-    if (ordered == nullptr) {
-        runtime->engine->run_unordered(std::move(op));
         return KUPL_OK;
     }
-    if (ordered->synchronous()) {
-        if (const char *error = ordered->run_inline(std::move(op)))
-            return fail(function, "the copy failed: %s", error);
+
+    // Hands op to its queue (or runs it unordered, or inline on the synchronous queue); op
+    // settles the record begun by resolve().
+    int hand_over(const char *function, std::unique_ptr<kupl::sched::Op> op) {
+        if (KUPL_TRACING()) {
+            op->copy.trace_id = next_trace_copy();
+            op->copy.trace_threads = &op->trace_threads;
+            for (kupl::sched::BatchPiece &piece : op->batch)
+                piece.copy.trace_threads = &op->trace_threads;
+        }
+        if (signal != nullptr) {
+            op->signal = std::move(signal);
+            op->signal_generation = generation;
+        }
+        if (ordered == nullptr) {
+            runtime->engine->run_unordered(std::move(op));
+            return KUPL_OK;
+        }
+        if (ordered->synchronous()) {
+            if (const char *error = ordered->run_inline(std::move(op)))
+                return fail(function, "the copy failed: %s", error);
+            return KUPL_OK;
+        }
+        ordered->enqueue(std::move(op));
         return KUPL_OK;
     }
-    ordered->enqueue(std::move(op));
-    return KUPL_OK;
-}
+};
 
 int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kupl_queue_h queue,
                kupl_event_h event) {
-    auto op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::copy);
+    Destination to;
+    if (to.resolve(function, queue, event) != KUPL_OK)
+        return KUPL_ERROR;
+    // An idle queue and a copy that runs on this thread anyway: no op to build (an untraced run
+    // only, so that a trace shows every copy as an op of its queue).
+    if (to.ordered != nullptr && !KUPL_TRACING() &&
+        to.ordered->try_copy_at_once(copy, to.signal.get(), to.generation))
+        return KUPL_OK;
+    std::unique_ptr<kupl::sched::Op> op;
+    try {
+        op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::copy);
+    } catch (const std::bad_alloc &) {
+        if (to.signal != nullptr)
+            to.signal->complete(to.generation, "the work was not accepted (the runtime ran out of memory)");
+        throw;
+    }
     op->copy = copy;
-    return submit_copy_op(function, std::move(op), queue, event);
+    return to.hand_over(function, std::move(op));
 }
 
 } // namespace
@@ -188,7 +219,10 @@ int kuplx_memcpy_batch_async(const kuplx_copy_piece_t *pieces, size_t count, kup
             op->batch.emplace_back();
             op->batch.back().copy = copy;
         }
-        return submit_copy_op(function, std::move(op), queue, event);
+        Destination to;
+        if (to.resolve(function, queue, event) != KUPL_OK)
+            return KUPL_ERROR;
+        return to.hand_over(function, std::move(op));
     });
 }
 

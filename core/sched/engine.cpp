@@ -91,13 +91,31 @@ bool Engine::inline_while_parked() {
     return now - last > kStreamWindowNs;
 }
 
+bool Engine::copies_inline(const copy::CopyDescriptor &copy) {
+    // Small copies, and copies the channels would not split while every channel sleeps
+    // (waking one costs more than the copy), run on this thread.
+    return copy.bytes() == 0 || copy.cost_bytes() < config_.inline_threshold ||
+           (!split(copy) && inline_while_parked());
+}
+
+const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, Event *signal, std::uint64_t generation) {
+    support::bump(counters_.copies_submitted);
+    const char *error = faults_.should_fail() ? injected_fault : nullptr;
+    if (error == nullptr && copy.bytes() != 0)
+        copy_now(copy);
+    if (error != nullptr)
+        support::bump(counters_.copies_failed);
+    else
+        support::bump(counters_.bytes_copied, copy.bytes());
+    if (signal != nullptr)
+        signal->complete(generation, error);
+    return error;
+}
+
 bool Engine::start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, const char **error) {
     support::bump(counters_.copies_submitted);
     const bool fail = faults_.should_fail();
-    // Small copies, and copies the channels would not split while every channel sleeps
-    // (waking one costs more than the copy), run on this thread.
-    const bool inline_copy = copy.bytes() == 0 || copy.cost_bytes() < config_.inline_threshold ||
-                             (!split(copy) && inline_while_parked());
+    const bool inline_copy = copies_inline(copy);
     if (fail && inline_copy) {
         *error = injected_fault;
         return true;

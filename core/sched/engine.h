@@ -42,6 +42,12 @@ class Engine {
     const char *run_now(Op &op);
     // Runs an op that no queue orders (queue == NULL): it starts now and settles on its own.
     void run_unordered(std::unique_ptr<Op> op);
+    // A copy op without the op (Queue::try_copy_at_once): true if `copy` would run on the calling
+    // thread when started now, as start() decides it (the caller then calls copy_at_once).
+    bool copies_inline(const copy::CopyDescriptor &copy);
+    // Runs such a copy on this thread, counts it and completes record `generation` of `signal`
+    // (if any), as start() + settle() do for a copy op. Returns nullptr or why it failed.
+    const char *copy_at_once(const copy::CopyDescriptor &copy, Event *signal, std::uint64_t generation);
     // Copies synchronously; large copies use the channels while the caller helps.
     // Returns nullptr or why it failed.
     const char *copy_and_wait(const copy::CopyDescriptor &copy);

@@ -96,6 +96,26 @@ std::uint64_t Queue::enqueue(std::unique_ptr<Op> op) {
     return ticket;
 }
 
+bool Queue::try_copy_at_once(const copy::CopyDescriptor &copy, Event *signal, std::uint64_t generation) {
+    if (synchronous_)
+        return false;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        // Busy, or ended by exit(): the op path orders it (or settles it with the error).
+        if (running_ || ended_.load(std::memory_order_relaxed) || !engine_.copies_inline(copy))
+            return false;
+        ++enqueued_;
+        running_ = true; // ops enqueued meanwhile wait behind this copy, as behind a head op
+    }
+    if (engine_.copy_at_once(copy, signal, generation) != nullptr) {
+        failures_since_wait_.fetch_add(1, std::memory_order_relaxed);
+        ++failures_since_record_;
+    }
+    if (count_finished(false))
+        drain();
+    return true;
+}
+
 const char *Queue::run_inline(std::unique_ptr<Op> op, std::uint64_t *ticket_out) {
     op->engine = &engine_;
     op->copy.priority = priority_;
@@ -179,13 +199,19 @@ bool Queue::retire_head(Op &head) {
     }
     // Events complete before the ticket counts as finished, so a returned wait implies them.
     engine_.settle(head, record_error);
+    return count_finished(true);
+}
+
+bool Queue::count_finished(bool pop_head) {
     std::unique_ptr<Op> done;
     bool more;
     std::uint64_t now_finished;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        done = std::move(ops_.front());
-        ops_.pop_front();
+        if (pop_head) {
+            done = std::move(ops_.front());
+            ops_.pop_front();
+        }
         now_finished = finished_.fetch_add(1, std::memory_order_seq_cst) + 1;
         more = !ops_.empty();
         running_ = more;

@@ -36,6 +36,10 @@ class Queue : public std::enable_shared_from_this<Queue> {
     // Appends op and starts it if the queue was idle (the synchronous queue runs it now). Returns
     // its ticket for wait_for().
     std::uint64_t enqueue(std::unique_ptr<Op> op);
+    // The common case without an op: if this (ordinary) queue is idle and `copy` would run on the
+    // calling thread anyway, runs it now in the queue's order, completes record `generation` of
+    // `signal` (if any) and returns true; else does nothing and returns false (enqueue an op).
+    bool try_copy_at_once(const copy::CopyDescriptor &copy, Event *signal, std::uint64_t generation);
     // The synchronous queue: runs op on the calling thread; returns nullptr or why it failed.
     const char *run_inline(std::unique_ptr<Op> op, std::uint64_t *ticket = nullptr);
     // Blocks (helping the copy engine) until the op with this ticket and every op before it are
@@ -70,6 +74,9 @@ class Queue : public std::enable_shared_from_this<Queue> {
   private:
     void drain(Op *first = nullptr);
     bool retire_head(Op &head);
+    // Counts the head as finished, popping it when pop_head (false: an op-less copy, which was
+    // never in ops_); true if more ops wait (this thread goes on dispatching them).
+    bool count_finished(bool pop_head);
     bool reached(std::uint64_t ticket) const;
     // Blocks until reached(ticket) (an ended queue counts as reached).
     void wait_until(std::uint64_t ticket);
