@@ -153,7 +153,7 @@ int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kup
         op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::copy);
     } catch (const std::bad_alloc &) {
         if (to.signal != nullptr)
-            to.signal->complete(to.generation, "the work was not accepted (the runtime ran out of memory)");
+            to.signal->complete(to.generation, kupl::sched::Op::kNotAccepted);
         throw;
     }
     op->copy = copy;

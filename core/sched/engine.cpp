@@ -51,7 +51,7 @@ void BatchPiece::copy_done(const char *why) {
 
 Op::~Op() {
     if (signal != nullptr && signal_generation != 0)
-        signal->complete(signal_generation, "the work was not accepted (the runtime ran out of memory)");
+        signal->complete(signal_generation, kNotAccepted);
 }
 
 Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend> backend,
@@ -98,15 +98,25 @@ bool Engine::copies_inline(const copy::CopyDescriptor &copy) {
            (!split(copy) && inline_while_parked());
 }
 
-const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, Event *signal, std::uint64_t generation) {
-    support::bump(counters_.copies_submitted);
-    const char *error = faults_.should_fail() ? injected_fault : nullptr;
-    if (error == nullptr && copy.bytes() != 0)
+const char *Engine::copy_inline(const copy::CopyDescriptor &copy, bool fail) {
+    if (fail)
+        return injected_fault;
+    if (copy.bytes() != 0)
         copy_now(copy);
+    return nullptr;
+}
+
+void Engine::count_copy(const copy::CopyDescriptor &copy, const char *error) {
     if (error != nullptr)
         support::bump(counters_.copies_failed);
     else
         support::bump(counters_.bytes_copied, copy.bytes());
+}
+
+const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, Event *signal, std::uint64_t generation) {
+    support::bump(counters_.copies_submitted);
+    const char *error = copy_inline(copy, faults_.should_fail());
+    count_copy(copy, error);
     if (signal != nullptr)
         signal->complete(generation, error);
     return error;
@@ -115,15 +125,8 @@ const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, Event *signal
 bool Engine::start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, const char **error) {
     support::bump(counters_.copies_submitted);
     const bool fail = faults_.should_fail();
-    const bool inline_copy = copies_inline(copy);
-    if (fail && inline_copy) {
-        *error = injected_fault;
-        return true;
-    }
-    if (copy.bytes() == 0)
-        return true;
-    if (inline_copy) {
-        copy_now(copy);
+    if (copies_inline(copy)) {
+        *error = copy_inline(copy, fail);
         return true;
     }
     // An injected fault on a backend copy fails in the backend, so the failure travels the
@@ -198,10 +201,7 @@ void Engine::finish(Op &op) {
 
 void Engine::settle(Op &op, const char *record_error) {
     if (op.kind == Op::Kind::copy) {
-        if (op.error != nullptr)
-            support::bump(counters_.copies_failed);
-        else
-            support::bump(counters_.bytes_copied, op.copy.bytes());
+        count_copy(op.copy, op.error);
     } else if (op.kind == Op::Kind::batch) {
         const std::size_t failed = op.batch_failed.load(std::memory_order_relaxed);
         if (failed != 0)

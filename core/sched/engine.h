@@ -126,6 +126,11 @@ class Engine {
     static constexpr std::uint64_t kStreamWindowNs = 100000;
     // Executes a copy on the calling thread.
     void copy_now(const copy::CopyDescriptor &copy);
+    // A copy that copies_inline() kept on this thread: fails it when `fail` (fault injection),
+    // else executes it. Returns nullptr or the injected fault.
+    const char *copy_inline(const copy::CopyDescriptor &copy, bool fail);
+    // Counts a settled copy: its bytes, or its failure.
+    void count_copy(const copy::CopyDescriptor &copy, const char *error);
     // Starts one copy (an op's, or a batch's piece): true if it finished during the call (with
     // *error set if it failed), false if the backend will tell `done`.
     bool start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, const char **error);

@@ -30,6 +30,9 @@ struct BatchPiece final : copy::CopyCompletion {
 struct Op final : copy::CopyCompletion, EventWaiter {
     enum class Kind { copy, batch, host_function, record, wait_event };
 
+    // The error of a record whose op was dropped before it was accepted (see ~Op).
+    static constexpr const char *kNotAccepted = "the work was not accepted (the runtime ran out of memory)";
+
     explicit Op(Kind k) : kind(k) {}
     Op(const Op &) = delete;
     Op &operator=(const Op &) = delete;

@@ -107,10 +107,8 @@ bool Queue::try_copy_at_once(const copy::CopyDescriptor &copy, Event *signal, st
         ++enqueued_;
         running_ = true; // ops enqueued meanwhile wait behind this copy, as behind a head op
     }
-    if (engine_.copy_at_once(copy, signal, generation) != nullptr) {
-        failures_since_wait_.fetch_add(1, std::memory_order_relaxed);
-        ++failures_since_record_;
-    }
+    if (engine_.copy_at_once(copy, signal, generation) != nullptr)
+        count_failure();
     if (count_finished(false))
         drain();
     return true;
@@ -188,10 +186,8 @@ void Queue::head_finished(Op &op) {
 // and the failure counts before it, so the queue's lock is taken once, to pop.
 bool Queue::retire_head(Op &head) {
     const char *record_error = nullptr;
-    if (head.error != nullptr) {
-        failures_since_wait_.fetch_add(1, std::memory_order_relaxed); // published by finished_ below
-        ++failures_since_record_;
-    }
+    if (head.error != nullptr)
+        count_failure();
     if (head.kind == Op::Kind::record) {
         if (failures_since_record_ != 0)
             record_error = "work enqueued on the queue before this record failed";
@@ -200,6 +196,11 @@ bool Queue::retire_head(Op &head) {
     // Events complete before the ticket counts as finished, so a returned wait implies them.
     engine_.settle(head, record_error);
     return count_finished(true);
+}
+
+void Queue::count_failure() {
+    failures_since_wait_.fetch_add(1, std::memory_order_relaxed); // published by finished_ later
+    ++failures_since_record_;
 }
 
 bool Queue::count_finished(bool pop_head) {

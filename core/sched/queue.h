@@ -77,6 +77,8 @@ class Queue : public std::enable_shared_from_this<Queue> {
     // Counts the head as finished, popping it when pop_head (false: an op-less copy, which was
     // never in ops_); true if more ops wait (this thread goes on dispatching them).
     bool count_finished(bool pop_head);
+    // The dispatching thread notes a failed op (or op-less copy), before count_finished().
+    void count_failure();
     bool reached(std::uint64_t ticket) const;
     // Blocks until reached(ticket) (an ended queue counts as reached).
     void wait_until(std::uint64_t ticket);
