@@ -1,5 +1,7 @@
 #include "image_imports.h"
 
+#include "elf_sections.h"
+
 #include <cstdint>
 #include <cstring>
 #include <elf.h>
@@ -39,51 +41,6 @@ bool is_runtime_library(const char *name) {
             return true;
     return false;
 }
-
-bool in_bounds(uint64_t offset, uint64_t length, uint64_t limit) {
-    return offset <= limit && length <= limit - offset;
-}
-
-/// Bounded view of an ELF image's sections.
-class ElfSections {
-  public:
-    ElfSections(const char *bytes, size_t size) : bytes_(bytes), size_(size) {
-        if (size_ < sizeof header_)
-            return;
-        memcpy(&header_, bytes_, sizeof header_);
-        ok_ = header_.e_shentsize == sizeof(Elf64_Shdr) &&
-              in_bounds(header_.e_shoff, uint64_t{header_.e_shnum} * sizeof(Elf64_Shdr), size_);
-    }
-    bool ok() const { return ok_; }
-    unsigned count() const { return ok_ ? header_.e_shnum : 0; }
-    Elf64_Shdr at(unsigned index) const {
-        Elf64_Shdr section;
-        memcpy(&section, bytes_ + header_.e_shoff + uint64_t{index} * sizeof section, sizeof section);
-        return section;
-    }
-    /// The section's bytes, or null if it lies outside the image.
-    const char *contents(const Elf64_Shdr &section) const {
-        return in_bounds(section.sh_offset, section.sh_size, size_) ? bytes_ + section.sh_offset : nullptr;
-    }
-    /// The NUL-terminated string at offset in the string table `table` (a section index), or
-    /// null if any of it lies outside that table.
-    const char *string(unsigned table, uint64_t offset) const {
-        if (table >= count())
-            return nullptr;
-        const Elf64_Shdr strings = at(table);
-        const char *base = contents(strings);
-        if (!base || strings.sh_type != SHT_STRTAB || offset >= strings.sh_size)
-            return nullptr;
-        const size_t room = static_cast<size_t>(strings.sh_size - offset);
-        return memchr(base + offset, '\0', room) ? base + offset : nullptr;
-    }
-
-  private:
-    const char *bytes_;
-    size_t size_;
-    Elf64_Ehdr header_{};
-    bool ok_ = false;
-};
 
 /// -1: unreadable; 0: no import from libomp; 1: some import from libomp.
 int scan_symbols(const ElfSections &elf, const Elf64_Shdr &table) {

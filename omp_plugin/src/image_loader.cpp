@@ -1,5 +1,6 @@
 #include "image_loader.h"
 
+#include "elf_sections.h"
 #include "image_imports.h"
 
 #include <cerrno>
@@ -30,10 +31,6 @@ constexpr const char *kHostMachineName = "AArch64 (183)";
 #else
 #error "kupl-omp serves the host offload targets of x86-64 and AArch64 only"
 #endif
-
-bool range_ok(uint64_t offset, uint64_t length, uint64_t limit) {
-    return offset <= limit && length <= limit - offset;
-}
 
 ImageLayout invalid(std::string reason) {
     ImageLayout layout;
@@ -128,19 +125,15 @@ ImageLayout inspect_image(const __tgt_device_image *image) {
     if (header.e_shstrndx >= header.e_shnum)
         return invalid("section name table index out of range");
 
-    auto section = [&](unsigned index) {
-        Elf64_Shdr shdr;
-        memcpy(&shdr, bytes + header.e_shoff + uint64_t{index} * sizeof(Elf64_Shdr), sizeof shdr);
-        return shdr;
-    };
-    const Elf64_Shdr names = section(header.e_shstrndx);
+    const ElfSections elf(bytes, size); // the section header table was checked just above
+    const Elf64_Shdr names = elf.at(header.e_shstrndx);
     if (names.sh_type != SHT_STRTAB || !range_ok(names.sh_offset, names.sh_size, size))
         return invalid("section name table outside the image");
     const char *name_table = bytes + names.sh_offset;
     const size_t wanted = strlen(kEntriesSection) + 1;
 
     for (unsigned index = 0; index < header.e_shnum; ++index) {
-        const Elf64_Shdr shdr = section(index);
+        const Elf64_Shdr shdr = elf.at(index);
         if (shdr.sh_name >= names.sh_size || names.sh_size - shdr.sh_name < wanted)
             continue;
         if (memcmp(name_table + shdr.sh_name, kEntriesSection, wanted) != 0)
