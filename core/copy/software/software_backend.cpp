@@ -231,7 +231,12 @@ bool SoftwareBackend::try_run_one(int node) {
         }
         more = slots_[slot].count.fetch_sub(1, std::memory_order_relaxed) > 1;
     }
-    if (more && wake(slot, false)) // a spinner skipped the wake-up for it: pass it on
+    // A channel that took work a spinner was counted on for passes the wake-up on, so the rest
+    // does not wait for it. A helper (a waiting caller) never does: the spinning channel the
+    // submitter counted on still finds the rest, and a split copy woke every channel when it was
+    // submitted. A helper's wake-up would only repeat that one while the channel is still waking
+    // (a system call each piece, ~10 us on a virtual machine).
+    if (more && node != -2 && wake(slot, false))
         support::bump(counters_.worker_wakes);
     busy_.fetch_add(1, std::memory_order_relaxed);
     run_piece(piece);
