@@ -77,6 +77,10 @@ class CopyBackend {
     // polling for work. False when every channel sleeps and a submission would have to wake one
     // (a system call, and tens of microseconds before it runs). A hardware engine is always ready.
     virtual bool ready() const { return true; }
+    // For a copy submitted while the backend is not ready: true if waking it pays, i.e. the copy
+    // (cost_bytes(), see CopyDescriptor) should finish sooner on woken channels, with a waiting
+    // caller helping, than on the caller alone. Judged from measured wake-up and copy times.
+    virtual bool worth_waking(std::size_t /*cost_bytes*/) const { return true; }
 
     // Stops the channels after the copies submitted so far are done.
     virtual void shutdown() = 0;

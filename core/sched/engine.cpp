@@ -80,9 +80,7 @@ void Engine::copy_now(const copy::CopyDescriptor &c) {
     }
 }
 
-bool Engine::inline_while_parked() {
-    if (backend_->ready())
-        return false;
+bool Engine::starts_parked_stream() {
     // Copies that come in a stream (a batch submitted before compute, a loop of copy + wait)
     // wake a channel after all: inlining every one would keep the whole batch off the channels.
     // A copy after a pause runs inline; the next one within the window hands off.
@@ -92,10 +90,15 @@ bool Engine::inline_while_parked() {
 }
 
 bool Engine::copies_inline(const copy::CopyDescriptor &copy) {
-    // Small copies, and copies the channels would not split while every channel sleeps
-    // (waking one costs more than the copy), run on this thread.
-    return copy.bytes() == 0 || copy.cost_bytes() < config_.inline_threshold ||
-           (!split(copy) && inline_while_parked());
+    // Small copies run on this thread; so do, while every channel sleeps, copies that do not pay
+    // for waking one.
+    if (copy.bytes() == 0 || copy.cost_bytes() < config_.inline_threshold)
+        return true;
+    return !backend_->ready() && !worth_waking(copy) && starts_parked_stream();
+}
+
+bool Engine::worth_waking(const copy::CopyDescriptor &copy) const {
+    return split(copy) && backend_->worth_waking(copy.cost_bytes());
 }
 
 const char *Engine::copy_inline(const copy::CopyDescriptor &copy, bool fail) {
@@ -277,7 +280,10 @@ void Engine::run_unordered(std::unique_ptr<Op> op) {
 const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
     support::bump(counters_.copies_submitted);
     const bool fail = faults_.should_fail();
-    const bool inline_copy = copy.bytes() == 0 || copy.cost_bytes() < config_.sync_threshold;
+    // Waited for at once: while every channel sleeps, a copy that does not pay for waking one
+    // runs here (no stream of copies to keep on the channels, see starts_parked_stream()).
+    const bool inline_copy = copy.bytes() == 0 || copy.cost_bytes() < config_.sync_threshold ||
+                             (!backend_->ready() && !backend_->worth_waking(copy.cost_bytes()));
     if (fail && inline_copy) {
         support::bump(counters_.copies_failed);
         return injected_fault;

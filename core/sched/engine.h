@@ -120,9 +120,13 @@ class Engine {
     // on a busy machine it preempts the caller) costs more than copying up to this size, so such
     // a copy runs inline (issue 13: 16-256 KiB after a pause ran at 0.06-0.34x of a memcpy).
     bool split(const copy::CopyDescriptor &copy) const { return copy.cost_bytes() >= config_.mt_threshold; }
-    // For a copy that would not be split: true if it should run inline because no channel is
-    // ready and it does not follow another such copy within kStreamWindowNs.
-    bool inline_while_parked();
+    // True if a copy is worth waking sleeping channels for: split, and long enough, by the
+    // backend's measurements, that channels woken now still finish it sooner than the caller
+    // alone (on a VM, a wake-up held the caller 10-20 us and the channel ran 25-40 us later).
+    bool worth_waking(const copy::CopyDescriptor &copy) const;
+    // For a copy not worth waking for while no channel is ready: true if it should run inline,
+    // i.e. it does not follow another such copy within kStreamWindowNs.
+    bool starts_parked_stream();
     static constexpr std::uint64_t kStreamWindowNs = 100000;
     // Executes a copy on the calling thread.
     void copy_now(const copy::CopyDescriptor &copy);
@@ -143,7 +147,7 @@ class Engine {
     const int num_cores_;
     support::Counters &counters_;
     support::FaultInjector &faults_;
-    std::atomic<std::uint64_t> last_parked_inline_ns_{0}; // see inline_while_parked()
+    std::atomic<std::uint64_t> last_parked_inline_ns_{0}; // see starts_parked_stream()
 };
 
 } // namespace kupl::sched

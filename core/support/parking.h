@@ -59,12 +59,15 @@ class EventCount {
         futex_wait_for(epoch_, key, timeout_ns);
         sleepers_.fetch_sub(1, std::memory_order_seq_cst);
     }
-    // Returns true if a sleeper was signalled.
-    bool notify(bool all) {
+    // Returns true if a sleeper was signalled; then *began (if given) is when the wake-up began
+    // (now_ns()): the clock is read only when there is someone to wake.
+    bool notify(bool all, std::uint64_t *began = nullptr) {
         // A read-modify-write rather than fence + load: it orders the caller's earlier stores
         // against a sleeper's prepare_wait() just as well, and ThreadSanitizer understands it.
         if (sleepers_.fetch_add(0, std::memory_order_seq_cst) == 0)
             return false;
+        if (began != nullptr)
+            *began = now_ns();
         epoch_.fetch_add(1, std::memory_order_seq_cst);
         futex_wake(epoch_, all ? 0x7fffffff : 1);
         return true;

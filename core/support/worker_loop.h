@@ -6,6 +6,7 @@
 #include "support/counters.h"
 #include "support/join_within.h"
 #include "support/parking.h"
+#include "support/wake_cost.h"
 
 #include <atomic>
 #include <chrono>
@@ -18,10 +19,11 @@
 namespace kupl::support {
 
 // Where idle workers wait: parked ones on an event count, while `spinning` counts those still
-// spinning, which find new work without being woken.
+// spinning, which find new work without being woken. Each wake-up is measured (wake_cost).
 struct IdleWorkers {
     EventCount parked;
     std::atomic<int> spinning{0};
+    WakeCost wake_cost;
 
     // Call after publishing work. Wakes one parked worker unless one is spinning (it will take the
     // work: waking another would only make it spin in vain, on a core someone else needs), or every
@@ -29,7 +31,15 @@ struct IdleWorkers {
     bool notify(bool all) {
         if (!all && spinning.fetch_add(0, std::memory_order_seq_cst) > 0)
             return false;
-        return parked.notify(all);
+        return wake_parked(all);
+    }
+    // Wakes one parked worker (or all), spinning ones or not. Returns true if it issued a wake-up.
+    bool wake_parked(bool all) {
+        std::uint64_t began = 0;
+        if (!parked.notify(all, &began))
+            return false;
+        wake_cost.call_made(began, now_ns());
+        return true;
     }
 };
 
@@ -65,6 +75,7 @@ void run_worker_loop(TryRun try_run, HasWork has_work, const std::atomic<bool> &
         }
         bump(counters.worker_parks);
         idle.parked.commit_wait(key);
+        idle.wake_cost.woke(now_ns());
     }
 }
 

@@ -1,6 +1,7 @@
 // Issue 13: a copy the engine would not split, submitted after a pause (every copy channel
-// asleep), runs on the calling thread instead of waking a channel; a split copy always reaches
-// the channels. Counters tell where each copy ran; every byte is checked.
+// asleep), runs on the calling thread instead of waking a channel; a copy long enough to pay for
+// the wake-up reaches the channels (which split copies pay is measured: wake_cost_test.cpp).
+// Counters tell where each copy ran; every byte is checked.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -60,10 +61,9 @@ TEST(ParkedInline, UnsplitCopyAfterAPauseRunsOnTheCaller) {
     EXPECT_TRUE(ran_inline) << "a copy below the split threshold was handed to sleeping channels";
 }
 
-TEST(ParkedInline, SplitCopyAfterAPauseGoesToTheChannels) {
-    kuplx_engine_info_t info{};
-    ASSERT_EQ(kuplx_get_engine_info(&info), KUPL_OK);
-    const Copied c = copy_after_pause(info.mt_threshold * 2);
+TEST(ParkedInline, LongCopyAfterAPauseGoesToTheChannels) {
+    // 64 MiB takes milliseconds anywhere; a wake-up, even on a virtual machine, far less.
+    const Copied c = copy_after_pause(64 << 20);
     EXPECT_EQ(c.inline_copies, 0u);
     EXPECT_GE(c.pieces, 2u); // cut into pieces for the channels
 }

@@ -27,6 +27,14 @@ struct SoftwareBackend::Job {
 
 namespace {
 
+// Pieces at least this costly are timed for the copy speed worth_waking() assumes (two clock
+// reads are nothing beside them).
+constexpr std::size_t kTimedPieceBytes = 64 << 10;
+// worth_waking(): copies of this many split thresholds or more always wake a channel, and a
+// wake-up cost measured longer ago than this is measured again.
+constexpr std::size_t kAlwaysWakeSplits = 8;
+constexpr std::uint64_t kRemeasureNs = 50'000'000;
+
 // Channels on several nodes: split copies can go to the channels of their destination's node.
 bool plans_routing(const topo::PlacementPlan &plan) {
     int nodes_with_channels = 0;
@@ -137,7 +145,7 @@ bool SoftwareBackend::wake(std::size_t slot, bool all) {
         if (group.spinning.fetch_add(0, std::memory_order_seq_cst) > 0)
             return false; // a spinning channel takes it
     for (support::IdleWorkers &group : idle_)
-        if (group.parked.notify(false))
+        if (group.wake_parked(false))
             return true;
     return false;
 }
@@ -182,6 +190,32 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     if (wake(slot, pieces > 1))
         support::bump(counters_.worker_wakes);
     return nullptr;
+}
+
+bool SoftwareBackend::worth_waking(std::size_t cost_bytes) const {
+    // Long copies always: a hand-off waited for at once costs the caller the wake-up call and
+    // little else even if no channel comes soon, a few percent of a copy this long.
+    if (cost_bytes >= kAlwaysWakeSplits * options_.split_threshold)
+        return true;
+    std::uint64_t latency = 0, call = 0, measured_at = 0;
+    for (const support::IdleWorkers &group : idle_) {
+        latency = std::max(latency, group.wake_cost.latency_ns());
+        call = std::max(call, group.wake_cost.call_ns());
+        measured_at = std::max(measured_at, group.wake_cost.measured_at());
+    }
+    const std::uint64_t ns_per_kib = ns_per_kib_.get();
+    // Not measured yet, or not lately: hand it off, which measures. The estimate must not stay
+    // stuck where a busy moment left it, keeping these copies off the channels for good.
+    if (latency == 0 || ns_per_kib == 0 || support::now_ns() - measured_at > kRemeasureNs)
+        return true;
+    // Waited for at once, the caller pays the call, copies alone until a channel runs, then
+    // shares the rest; with two threads not quite doubling the speed, that wins only when the
+    // copy takes well over the wake-up's whole cost. Measured on a VM (wake-up 45-65 us in all):
+    // waking for a 1 MiB copy (40 us) after a pause gave 0.8x of a memcpy waited for at once,
+    // inline 0.98x; for 2 MiB (145 us) 1.02-1.08x (inline 0.98x), and beside compute it hid most
+    // of the copy (1.5x gain, inline none), so the bar sits between them.
+    const double copy_ns = static_cast<double>(cost_bytes) / 1024.0 * static_cast<double>(ns_per_kib);
+    return copy_ns > 1.5 * static_cast<double>(latency + call);
 }
 
 bool SoftwareBackend::has_work(int node) const {
@@ -252,22 +286,26 @@ void SoftwareBackend::run_piece(const Piece &piece) {
     Job &job = *piece.job;
     const CopyDescriptor &c = job.copy;
     const std::uint64_t trace_start = KUPL_TRACING() ? kupl_trace_now() : 0;
+    const std::size_t units = piece.last - piece.first;
+    const std::size_t cost = c.height == 1 ? units : units * (c.cost_bytes() / c.height);
+    const std::uint64_t timed_from = cost >= kTimedPieceBytes ? support::now_ns() : 0;
     if (c.fail_with != nullptr) {
         // Fault injection: nothing is written, and the failure is reported as a real one would be.
     } else if (c.height == 1) {
         copy_bytes(static_cast<char *>(c.dst) + piece.first, static_cast<const char *>(c.src) + piece.first,
-                   piece.last - piece.first, job.non_temporal);
+                   units, job.non_temporal);
     } else {
         job.kernel(static_cast<char *>(c.dst) + piece.first * c.dpitch, c.dpitch,
-                   static_cast<const char *>(c.src) + piece.first * c.spitch, c.spitch, c.width,
-                   piece.last - piece.first);
+                   static_cast<const char *>(c.src) + piece.first * c.spitch, c.spitch, c.width, units);
     }
+    if (timed_from != 0 && c.fail_with == nullptr)
+        ns_per_kib_.add((support::now_ns() - timed_from) * 1024 / cost);
     support::bump(counters_.pieces_executed);
     if (trace_start != 0 && KUPL_TRACING()) {
         if (c.trace_threads != nullptr)
             c.trace_threads->fetch_or(std::uint64_t{1} << kupl_trace_thread_index(),
                                       std::memory_order_relaxed);
-        const std::size_t bytes = (piece.last - piece.first) * (c.height == 1 ? 1 : c.width);
+        const std::size_t bytes = units * (c.height == 1 ? 1 : c.width);
         char args[96];
         std::snprintf(args, sizeof args, "\"copy\":%llu,\"bytes\":%zu",
                       static_cast<unsigned long long>(c.trace_id), bytes);

@@ -58,6 +58,7 @@ class SoftwareBackend final : public CopyBackend {
                 return true;
         return false;
     }
+    bool worth_waking(std::size_t cost_bytes) const override;
     void shutdown() override;
     void stop_at_exit(std::chrono::milliseconds limit) override;
 
@@ -103,6 +104,7 @@ class SoftwareBackend final : public CopyBackend {
     std::atomic<int> busy_{0};
     std::atomic<std::size_t> unfinished_jobs_{0}; // submitted, completion not yet returned
     std::vector<support::IdleWorkers> idle_;      // one per slot: channels park on their node's
+    support::RunningEstimate ns_per_kib_;         // a channel's copy speed, measured on pieces
     std::vector<std::thread> channels_;
     std::vector<std::string> placement_; // written by each channel at start, guarded by mutex_
 };
