@@ -19,8 +19,9 @@
 // States, set up before every timed variant alike:
 //   hot   the copy's buffers are in the caches (used by the previous variant);
 //   cold  64 MiB of other memory traffic (a 32 MiB memcpy) first;
-//   awake the runtime's threads have just worked (a copy of KUPL_MEMCPY_MT_THRESHOLD bytes, the
-//         smallest the engine splits, so it always goes to the channels, + wait: they spin);
+//   awake the runtime's threads have just worked (copies of KUPL_MEMCPY_MT_THRESHOLD bytes, the
+//         smallest the engine splits, + wait, until one went to a channel without waking it:
+//         they spin);
 //   parked the caller first computes for max(200 us, 4 x KUPL_SPIN_US): the threads have parked
 //         (in cold mode the traffic itself takes that long).
 //
@@ -178,6 +179,7 @@ class Sweep {
   private:
     enum { kCaller, kCaller2, kKupl, kCompute, kSerial, kOverlap, kVariants };
     static constexpr size_t kEvictBytes = 32u << 20; // copied: 64 MiB of traffic
+    static constexpr int kMaxWakeCopies = 64;
 
     void prepare_buffers(const Case &c) {
         if (c.src_bytes() > src_bytes_) {
@@ -208,9 +210,20 @@ class Sweep {
                 g_sink = x;
             }
         } else {
-            if (kupl_memcpy_async(wake_dst_, wake_src_, wake_bytes_, queue_, event_) != KUPL_OK ||
-                kupl_event_wait(event_) != KUPL_OK)
-                die("the wake-up copy failed");
+            // Until a copy went to the channels without waking one (a channel was spinning):
+            // while they sleep the engine keeps copies that do not pay for a wake-up on the
+            // caller until a stream of them does, and a channel it woke takes a while to come.
+            for (int i = 0; i < kMaxWakeCopies; ++i) {
+                kuplx_counters_t before{}, after{};
+                kuplx_get_counters(&before);
+                if (kupl_memcpy_async(wake_dst_, wake_src_, wake_bytes_, queue_, event_) != KUPL_OK ||
+                    kupl_event_wait(event_) != KUPL_OK)
+                    die("the wake-up copy failed");
+                kuplx_get_counters(&after);
+                if (after.pieces_executed != before.pieces_executed &&
+                    after.worker_wakes == before.worker_wakes)
+                    break;
+            }
         }
     }
 

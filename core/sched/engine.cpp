@@ -80,25 +80,42 @@ void Engine::copy_now(const copy::CopyDescriptor &c) {
     }
 }
 
-bool Engine::starts_parked_stream() {
-    // Copies that come in a stream (a batch submitted before compute, a loop of copy + wait)
-    // wake a channel after all: inlining every one would keep the whole batch off the channels.
-    // A copy after a pause runs inline; the next one within the window hands off.
+// Copies that come in a stream while every channel sleeps (a batch submitted before compute, a
+// loop of copies) add up: inlining every one would keep a whole batch off the channels, and waking
+// a channel for the first small one of a loop costs more than the copy. The copy that makes the
+// stream worth a wake-up hands off (the channels are then awake for the rest); a pause of
+// kStreamWindowNs starts a new stream.
+std::size_t Engine::parked_stream_with(const copy::CopyDescriptor &copy) const {
+    const std::uint64_t last = last_parked_copy_ns_.load(std::memory_order_relaxed);
+    const std::size_t before =
+        support::now_ns() - last > kStreamWindowNs ? 0 : parked_stream_bytes_.load(std::memory_order_relaxed);
+    return before + copy.cost_bytes();
+}
+
+void Engine::note_parked_copy(const copy::CopyDescriptor &copy, bool ran_inline) {
     const std::uint64_t now = support::now_ns();
-    const std::uint64_t last = last_parked_inline_ns_.exchange(now, std::memory_order_relaxed);
-    return now - last > kStreamWindowNs;
+    const std::uint64_t last = last_parked_copy_ns_.exchange(now, std::memory_order_relaxed);
+    if (!ran_inline || now - last > kStreamWindowNs)
+        parked_stream_bytes_.store(0, std::memory_order_relaxed);
+    if (ran_inline)
+        parked_stream_bytes_.fetch_add(copy.cost_bytes(), std::memory_order_relaxed);
 }
 
-bool Engine::copies_inline(const copy::CopyDescriptor &copy) {
-    // Small copies run on this thread; so do, while every channel sleeps, copies that do not pay
-    // for waking one.
+Engine::Placement Engine::place(const copy::CopyDescriptor &copy) const {
     if (copy.bytes() == 0 || copy.cost_bytes() < config_.inline_threshold)
-        return true;
-    return !backend_->ready() && !worth_waking(copy) && starts_parked_stream();
+        return Placement::small;
+    if (backend_->ready())
+        return Placement::hand_off;
+    return worth_waking(parked_stream_with(copy)) ? Placement::parked_hand_off : Placement::parked_inline;
 }
 
-bool Engine::worth_waking(const copy::CopyDescriptor &copy) const {
-    return split(copy) && backend_->worth_waking(copy.cost_bytes());
+bool Engine::copies_inline(const copy::CopyDescriptor &copy) const {
+    const Placement where = place(copy);
+    return where == Placement::small || where == Placement::parked_inline;
+}
+
+bool Engine::worth_waking(std::size_t cost_bytes) const {
+    return cost_bytes >= config_.mt_threshold && backend_->worth_waking(cost_bytes);
 }
 
 const char *Engine::copy_inline(const copy::CopyDescriptor &copy, bool fail) {
@@ -118,6 +135,8 @@ void Engine::count_copy(const copy::CopyDescriptor &copy, const char *error) {
 
 const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, Event *signal, std::uint64_t generation) {
     support::bump(counters_.copies_submitted);
+    if (copy.bytes() != 0 && copy.cost_bytes() >= config_.inline_threshold)
+        note_parked_copy(copy, true); // not small: copies_inline() kept it here while parked
     const char *error = copy_inline(copy, faults_.should_fail());
     count_copy(copy, error);
     if (signal != nullptr)
@@ -128,7 +147,10 @@ const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, Event *signal
 bool Engine::start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, const char **error) {
     support::bump(counters_.copies_submitted);
     const bool fail = faults_.should_fail();
-    if (copies_inline(copy)) {
+    const Placement where = place(copy);
+    if (where == Placement::parked_inline || where == Placement::parked_hand_off)
+        note_parked_copy(copy, where == Placement::parked_inline);
+    if (where == Placement::small || where == Placement::parked_inline) {
         *error = copy_inline(copy, fail);
         return true;
     }
@@ -281,9 +303,9 @@ const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
     support::bump(counters_.copies_submitted);
     const bool fail = faults_.should_fail();
     // Waited for at once: while every channel sleeps, a copy that does not pay for waking one
-    // runs here (no stream of copies to keep on the channels, see starts_parked_stream()).
+    // runs here (no stream of copies to keep on the channels, see parked_stream_with()).
     const bool inline_copy = copy.bytes() == 0 || copy.cost_bytes() < config_.sync_threshold ||
-                             (!backend_->ready() && !backend_->worth_waking(copy.cost_bytes()));
+                             (!backend_->ready() && !worth_waking(copy.cost_bytes()));
     if (fail && inline_copy) {
         support::bump(counters_.copies_failed);
         return injected_fault;

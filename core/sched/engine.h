@@ -44,7 +44,7 @@ class Engine {
     void run_unordered(std::unique_ptr<Op> op);
     // A copy op without the op (Queue::try_copy_at_once): true if `copy` would run on the calling
     // thread when started now, as start() decides it (the caller then calls copy_at_once).
-    bool copies_inline(const copy::CopyDescriptor &copy);
+    bool copies_inline(const copy::CopyDescriptor &copy) const;
     // Runs such a copy on this thread, counts it and completes record `generation` of `signal`
     // (if any), as start() + settle() do for a copy op. Returns nullptr or why it failed.
     const char *copy_at_once(const copy::CopyDescriptor &copy, Event *signal, std::uint64_t generation);
@@ -114,19 +114,22 @@ class Engine {
     bool may_help() const {
         return config_.wait_helps && executor_->busy() + backend_->busy_threads() < num_cores_;
     }
-    // True if the backend cuts this copy into pieces for several threads. A copy it would not
-    // cut gains nothing from a hand-off but overlap, and only if a channel takes it soon: when
-    // every channel sleeps, waking one (a system call, then 30-100 us here before it runs, and
-    // on a busy machine it preempts the caller) costs more than copying up to this size, so such
-    // a copy runs inline (issue 13: 16-256 KiB after a pause ran at 0.06-0.34x of a memcpy).
-    bool split(const copy::CopyDescriptor &copy) const { return copy.cost_bytes() >= config_.mt_threshold; }
-    // True if a copy is worth waking sleeping channels for: split, and long enough, by the
-    // backend's measurements, that channels woken now still finish it sooner than the caller
-    // alone (on a VM, a wake-up held the caller 10-20 us and the channel ran 25-40 us later).
-    bool worth_waking(const copy::CopyDescriptor &copy) const;
-    // For a copy not worth waking for while no channel is ready: true if it should run inline,
-    // i.e. it does not follow another such copy within kStreamWindowNs.
-    bool starts_parked_stream();
+    // True if copies of this cost (one copy, or a stream of them) are worth waking sleeping
+    // channels for: large enough to be split, and long enough, by the backend's measurements,
+    // that channels woken now still finish sooner than the caller alone. On a VM a wake-up held
+    // the caller 10-20 us and the channel ran 25-40 us later: 16-256 KiB after a pause ran at
+    // 0.06-0.34x of a memcpy when they woke a channel, 1 MiB at 0.8x.
+    bool worth_waking(std::size_t cost_bytes) const;
+    // Where a copy runs: on the caller (small; or while every channel sleeps, when the stream of
+    // copies it belongs to is not yet worth a wake-up) or on the backend (waking it, or not).
+    enum class Placement { small, parked_inline, parked_hand_off, hand_off };
+    Placement place(const copy::CopyDescriptor &copy) const;
+    // The bytes of the current stream of copies placed while every channel slept (copies less
+    // than kStreamWindowNs apart), `copy` included.
+    std::size_t parked_stream_with(const copy::CopyDescriptor &copy) const;
+    // Accounts a copy placed while every channel slept: one run inline joins the stream, a
+    // hand-off (the channels wake) ends it.
+    void note_parked_copy(const copy::CopyDescriptor &copy, bool ran_inline);
     static constexpr std::uint64_t kStreamWindowNs = 100000;
     // Executes a copy on the calling thread.
     void copy_now(const copy::CopyDescriptor &copy);
@@ -147,7 +150,9 @@ class Engine {
     const int num_cores_;
     support::Counters &counters_;
     support::FaultInjector &faults_;
-    std::atomic<std::uint64_t> last_parked_inline_ns_{0}; // see starts_parked_stream()
+    // The stream of copies placed while every channel slept (see parked_stream_with()).
+    std::atomic<std::uint64_t> last_parked_copy_ns_{0};
+    std::atomic<std::size_t> parked_stream_bytes_{0};
 };
 
 } // namespace kupl::sched

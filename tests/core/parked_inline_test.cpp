@@ -68,4 +68,38 @@ TEST(ParkedInline, LongCopyAfterAPauseGoesToTheChannels) {
     EXPECT_GE(c.pieces, 2u); // cut into pieces for the channels
 }
 
+// A stream of copies after a pause (submitted back to back, none waited for): the first runs on
+// the caller, and once the stream adds up to what is worth a wake-up (at the latest 8 split
+// thresholds: 4 MiB by default) the channels take the rest.
+TEST(ParkedInline, AStreamOfCopiesAfterAPauseReachesTheChannels) {
+    kuplx_engine_info_t info{};
+    ASSERT_EQ(kuplx_get_engine_info(&info), KUPL_OK);
+    const std::size_t each =
+        info.inline_threshold * 4 < info.mt_threshold ? info.inline_threshold * 4 : info.inline_threshold;
+    const std::size_t count = 10 * info.mt_threshold / each; // 10 split thresholds in all
+    std::vector<unsigned char> src(each * count), dst(each * count);
+    for (std::size_t i = 0; i < src.size(); ++i)
+        src[i] = static_cast<unsigned char>(i * 11 + 1);
+    kupl_queue_h queue = kupl_queue_create();
+    ASSERT_NE(queue, nullptr);
+    // Copies more than 100 us apart start a new stream: a preempted test may need another try.
+    bool reached_channels = false;
+    for (int attempt = 0; attempt < 10 && !reached_channels; ++attempt) {
+        std::memset(dst.data(), 0, dst.size());
+        std::this_thread::sleep_for(std::chrono::microseconds(20 * info.spin_us + 20000));
+        kuplx_counters_t before{}, after{};
+        ASSERT_EQ(kuplx_get_counters(&before), KUPL_OK);
+        for (std::size_t i = 0; i < count; ++i)
+            ASSERT_EQ(kupl_memcpy_async(dst.data() + i * each, src.data() + i * each, each, queue, nullptr),
+                      KUPL_OK);
+        ASSERT_EQ(kupl_queue_wait(queue), KUPL_OK);
+        ASSERT_EQ(kuplx_get_counters(&after), KUPL_OK);
+        ASSERT_EQ(std::memcmp(dst.data(), src.data(), dst.size()), 0);
+        EXPECT_GE(after.copies_inline - before.copies_inline, 1u); // the stream's first copy
+        reached_channels = after.pieces_executed != before.pieces_executed;
+    }
+    EXPECT_TRUE(reached_channels) << "a stream of copies after a pause never woke a channel";
+    kupl_queue_destroy(queue);
+}
+
 } // namespace
