@@ -84,7 +84,7 @@ void Engine::copy_now(const copy::CopyDescriptor &c) {
 // loop of copies) add up: inlining every one would keep a whole batch off the channels, and waking
 // a channel for the first small one of a loop costs more than the copy. The copy that makes the
 // stream worth a wake-up hands off (the channels are then awake for the rest); a pause of
-// kStreamWindowNs starts a new stream.
+// kStreamWindowNs after the previous copy was done starts a new stream.
 std::size_t Engine::parked_stream_with(const copy::CopyDescriptor &copy) const {
     const std::uint64_t last = last_parked_copy_ns_.load(std::memory_order_relaxed);
     const std::size_t before =
@@ -92,25 +92,23 @@ std::size_t Engine::parked_stream_with(const copy::CopyDescriptor &copy) const {
     return before + copy.cost_bytes();
 }
 
-void Engine::note_parked_copy(const copy::CopyDescriptor &copy, bool ran_inline) {
-    const std::uint64_t now = support::now_ns();
-    const std::uint64_t last = last_parked_copy_ns_.exchange(now, std::memory_order_relaxed);
-    if (!ran_inline || now - last > kStreamWindowNs)
-        parked_stream_bytes_.store(0, std::memory_order_relaxed);
-    if (ran_inline)
-        parked_stream_bytes_.fetch_add(copy.cost_bytes(), std::memory_order_relaxed);
+void Engine::end_parked_copy(std::size_t stream_bytes) {
+    parked_stream_bytes_.store(stream_bytes, std::memory_order_relaxed);
+    last_parked_copy_ns_.store(support::now_ns(), std::memory_order_relaxed);
 }
 
-Engine::Placement Engine::place(const copy::CopyDescriptor &copy) const {
+Engine::Placement Engine::place(const copy::CopyDescriptor &copy, std::size_t *stream_bytes) const {
     if (copy.bytes() == 0 || copy.cost_bytes() < config_.inline_threshold)
         return Placement::small;
     if (backend_->ready())
         return Placement::hand_off;
-    return worth_waking(parked_stream_with(copy)) ? Placement::parked_hand_off : Placement::parked_inline;
+    *stream_bytes = parked_stream_with(copy);
+    return worth_waking(*stream_bytes) ? Placement::parked_hand_off : Placement::parked_inline;
 }
 
 bool Engine::copies_inline(const copy::CopyDescriptor &copy) const {
-    const Placement where = place(copy);
+    std::size_t stream = 0;
+    const Placement where = place(copy, &stream);
     return where == Placement::small || where == Placement::parked_inline;
 }
 
@@ -135,9 +133,12 @@ void Engine::count_copy(const copy::CopyDescriptor &copy, const char *error) {
 
 const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, Event *signal, std::uint64_t generation) {
     support::bump(counters_.copies_submitted);
-    if (copy.bytes() != 0 && copy.cost_bytes() >= config_.inline_threshold)
-        note_parked_copy(copy, true); // not small: copies_inline() kept it here while parked
+    // Not small: copies_inline() kept it here because every channel sleeps.
+    const bool parked = copy.bytes() != 0 && copy.cost_bytes() >= config_.inline_threshold;
+    const std::size_t stream = parked ? parked_stream_with(copy) : 0;
     const char *error = copy_inline(copy, faults_.should_fail());
+    if (parked)
+        end_parked_copy(stream);
     count_copy(copy, error);
     if (signal != nullptr)
         signal->complete(generation, error);
@@ -147,13 +148,16 @@ const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, Event *signal
 bool Engine::start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, const char **error) {
     support::bump(counters_.copies_submitted);
     const bool fail = faults_.should_fail();
-    const Placement where = place(copy);
-    if (where == Placement::parked_inline || where == Placement::parked_hand_off)
-        note_parked_copy(copy, where == Placement::parked_inline);
+    std::size_t stream = 0;
+    const Placement where = place(copy, &stream);
     if (where == Placement::small || where == Placement::parked_inline) {
         *error = copy_inline(copy, fail);
+        if (where == Placement::parked_inline)
+            end_parked_copy(stream);
         return true;
     }
+    if (where == Placement::parked_hand_off)
+        end_parked_copy(0); // the channels wake: the stream is over
     // An injected fault on a backend copy fails in the backend, so the failure travels the
     // same asynchronous completion path as a real engine's would.
     copy.fail_with = fail ? injected_fault : nullptr;

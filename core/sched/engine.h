@@ -123,13 +123,15 @@ class Engine {
     // Where a copy runs: on the caller (small; or while every channel sleeps, when the stream of
     // copies it belongs to is not yet worth a wake-up) or on the backend (waking it, or not).
     enum class Placement { small, parked_inline, parked_hand_off, hand_off };
-    Placement place(const copy::CopyDescriptor &copy) const;
-    // The bytes of the current stream of copies placed while every channel slept (copies less
-    // than kStreamWindowNs apart), `copy` included.
+    // Sets *stream_bytes to parked_stream_with(copy) when it places a copy while every channel
+    // sleeps.
+    Placement place(const copy::CopyDescriptor &copy, std::size_t *stream_bytes) const;
+    // The bytes of the current stream of copies placed while every channel slept (each submitted
+    // less than kStreamWindowNs after the previous one was done), `copy` included.
     std::size_t parked_stream_with(const copy::CopyDescriptor &copy) const;
-    // Accounts a copy placed while every channel slept: one run inline joins the stream, a
-    // hand-off (the channels wake) ends it.
-    void note_parked_copy(const copy::CopyDescriptor &copy, bool ran_inline);
+    // Called when a copy placed while every channel slept is done inline (with the stream's bytes
+    // it was placed with) or handed off (0: the channels wake, the stream is over).
+    void end_parked_copy(std::size_t stream_bytes);
     static constexpr std::uint64_t kStreamWindowNs = 100000;
     // Executes a copy on the calling thread.
     void copy_now(const copy::CopyDescriptor &copy);
