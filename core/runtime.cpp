@@ -118,7 +118,7 @@ std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const 
 }
 
 // KUPL_STATS: the counters on stderr, in the style of the MPI interposer's KUPL_MPI_STATS.
-void print_stats(const support::Counters &c) {
+void print_stats(const support::Counters &c, const copy::CopyBackend &backend) {
     auto n = [](const std::atomic<std::uint64_t> &v) {
         return std::to_string(v.load(std::memory_order_relaxed));
     };
@@ -131,6 +131,8 @@ void print_stats(const support::Counters &c) {
     out += p + "host items: " + n(c.host_items) + "\n";
     out += p + "blocking waits: " + n(c.caller_waits) + " (slept " + n(c.caller_sleeps) + ")\n";
     out += p + "idle workers: parks=" + n(c.worker_parks) + " wakes=" + n(c.worker_wakes) + "\n";
+    if (const std::string costs = backend.wake_cost_summary(); !costs.empty())
+        out += p + costs + "\n";
     if (n(c.provider_copies) != "0" || n(c.provider_refusals) != "0") // a KUPL_BACKEND provider
         out += p + "copy engine provider: took=" + n(c.provider_copies) +
                " refused=" + n(c.provider_refusals) + "\n";
@@ -152,7 +154,7 @@ struct ExitHook {
         runtime->drain_at_exit(); // the object itself stays: late calls from other threads find it
         stopped.store(true);
         if (runtime->config.stats)
-            print_stats(runtime->counters);
+            print_stats(runtime->counters, runtime->engine->backend());
     }
 } exit_hook;
 

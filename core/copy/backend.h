@@ -81,6 +81,9 @@ class CopyBackend {
     // (cost_bytes(), see CopyDescriptor) should finish sooner on woken channels, with a waiting
     // caller helping, than on the caller alone. Judged from measured wake-up and copy times.
     virtual bool worth_waking(std::size_t /*cost_bytes*/) const { return true; }
+    // For KUPL_STATS: what worth_waking() judged from, one line without its end, or "" if the
+    // backend never needs waking.
+    virtual std::string wake_cost_summary() const { return {}; }
 
     // Stops the channels after the copies submitted so far are done.
     virtual void shutdown() = 0;

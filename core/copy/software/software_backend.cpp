@@ -34,6 +34,8 @@ constexpr std::size_t kTimedPieceBytes = 64 << 10;
 // wake-up cost measured longer ago than this is measured again.
 constexpr std::size_t kAlwaysWakeSplits = 8;
 constexpr std::uint64_t kRemeasureNs = 50'000'000;
+// A copy is worth waking a channel for when it takes this many whole wake-ups (call + latency).
+constexpr double kWakeUpsPerCopy = 1.5;
 
 // Channels on several nodes: split copies can go to the channels of their destination's node.
 bool plans_routing(const topo::PlacementPlan &plan) {
@@ -192,21 +194,26 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     return nullptr;
 }
 
+SoftwareBackend::MeasuredWakeUp SoftwareBackend::measured_wake_up() const {
+    MeasuredWakeUp m;
+    for (const support::IdleWorkers &group : idle_) {
+        m.latency_ns = std::max(m.latency_ns, group.wake_cost.latency_ns());
+        m.call_ns = std::max(m.call_ns, group.wake_cost.call_ns());
+        m.measured_at = std::max(m.measured_at, group.wake_cost.measured_at());
+    }
+    return m;
+}
+
 bool SoftwareBackend::worth_waking(std::size_t cost_bytes) const {
     // Long copies always: a hand-off waited for at once costs the caller the wake-up call and
     // little else even if no channel comes soon, a few percent of a copy this long.
     if (cost_bytes >= kAlwaysWakeSplits * options_.split_threshold)
         return true;
-    std::uint64_t latency = 0, call = 0, measured_at = 0;
-    for (const support::IdleWorkers &group : idle_) {
-        latency = std::max(latency, group.wake_cost.latency_ns());
-        call = std::max(call, group.wake_cost.call_ns());
-        measured_at = std::max(measured_at, group.wake_cost.measured_at());
-    }
+    const MeasuredWakeUp wake_up = measured_wake_up();
     const std::uint64_t ns_per_kib = ns_per_kib_.get();
     // Not measured yet, or not lately: hand it off, which measures. The estimate must not stay
     // stuck where a busy moment left it, keeping these copies off the channels for good.
-    if (latency == 0 || ns_per_kib == 0 || support::now_ns() - measured_at > kRemeasureNs)
+    if (wake_up.latency_ns == 0 || ns_per_kib == 0 || support::now_ns() - wake_up.measured_at > kRemeasureNs)
         return true;
     // Waited for at once, the caller pays the call, copies alone until a channel runs, then
     // shares the rest; with two threads not quite doubling the speed, that wins only when the
@@ -215,7 +222,26 @@ bool SoftwareBackend::worth_waking(std::size_t cost_bytes) const {
     // inline 0.98x; for 2 MiB (145 us) 1.02-1.08x (inline 0.98x), and beside compute it hid most
     // of the copy (1.5x gain, inline none), so the bar sits between them.
     const double copy_ns = static_cast<double>(cost_bytes) / 1024.0 * static_cast<double>(ns_per_kib);
-    return copy_ns > 1.5 * static_cast<double>(latency + call);
+    return copy_ns > kWakeUpsPerCopy * static_cast<double>(wake_up.latency_ns + wake_up.call_ns);
+}
+
+std::string SoftwareBackend::wake_cost_summary() const {
+    const MeasuredWakeUp wake_up = measured_wake_up();
+    const std::uint64_t ns_per_kib = ns_per_kib_.get();
+    if (wake_up.latency_ns == 0 || ns_per_kib == 0)
+        return "channel wake-up: not measured (no channel was woken for pieces)";
+    // The cost from which a copy is worth a wake-up, as worth_waking() computes it.
+    const double bar = kWakeUpsPerCopy * static_cast<double>(wake_up.latency_ns + wake_up.call_ns) /
+                       static_cast<double>(ns_per_kib) * 1024.0;
+    const double bar_bytes = std::clamp(bar, static_cast<double>(options_.split_threshold),
+                                        static_cast<double>(kAlwaysWakeSplits * options_.split_threshold));
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "channel wake-up: call %.1f us, channel running after %.1f us, copy speed %.2f GB/s: "
+                  "while parked, copies below %.0f KiB stay on the caller",
+                  static_cast<double>(wake_up.call_ns) / 1e3, static_cast<double>(wake_up.latency_ns) / 1e3,
+                  1024.0 / static_cast<double>(ns_per_kib), bar_bytes / 1024.0);
+    return line;
 }
 
 bool SoftwareBackend::has_work(int node) const {

@@ -59,6 +59,7 @@ class SoftwareBackend final : public CopyBackend {
         return false;
     }
     bool worth_waking(std::size_t cost_bytes) const override;
+    std::string wake_cost_summary() const override;
     void shutdown() override;
     void stop_at_exit(std::chrono::milliseconds limit) override;
 
@@ -91,6 +92,12 @@ class SoftwareBackend final : public CopyBackend {
     // Wakes channels for new pieces in `slot` (all of them when `all`).
     bool wake(std::size_t slot, bool all);
     int channel_node(int index) const;
+    // The wake-up costs measured so far (the largest of the node groups'): latency and call, ns;
+    // and when the latency was last measured.
+    struct MeasuredWakeUp {
+        std::uint64_t latency_ns = 0, call_ns = 0, measured_at = 0;
+    };
+    MeasuredWakeUp measured_wake_up() const;
 
     const SoftwareBackendOptions options_;
     support::Counters &counters_;
