@@ -201,6 +201,17 @@ SoftwareBackend::MeasuredWakeUp SoftwareBackend::measured_wake_up() const {
         m.call_ns = std::max(m.call_ns, group.wake_cost.call_ns());
         m.measured_at = std::max(m.measured_at, group.wake_cost.measured_at());
     }
+    m.ns_per_kib = ns_per_kib_.get();
+    if (m.latency_ns != 0 && m.ns_per_kib != 0) {
+        // Waited for at once, the caller pays the call, copies alone until a channel runs, then
+        // shares the rest; with two threads not quite doubling the speed, that wins only when
+        // the copy takes well over the wake-up's whole cost. Measured on a VM (wake-up 45-65 us
+        // in all): waking for a 1 MiB copy (40 us) after a pause gave 0.8x of a memcpy waited
+        // for at once, inline 0.98x; for 2 MiB (145 us) 1.02-1.08x (inline 0.98x), and beside
+        // compute it hid most of the copy (1.5x gain, inline none), so the bar sits between.
+        m.bar_bytes = kWakeUpsPerCopy * static_cast<double>(m.latency_ns + m.call_ns) /
+                      static_cast<double>(m.ns_per_kib) * 1024.0;
+    }
     return m;
 }
 
@@ -210,37 +221,26 @@ bool SoftwareBackend::worth_waking(std::size_t cost_bytes) const {
     if (cost_bytes >= kAlwaysWakeSplits * options_.split_threshold)
         return true;
     const MeasuredWakeUp wake_up = measured_wake_up();
-    const std::uint64_t ns_per_kib = ns_per_kib_.get();
     // Not measured yet, or not lately: hand it off, which measures. The estimate must not stay
     // stuck where a busy moment left it, keeping these copies off the channels for good.
-    if (wake_up.latency_ns == 0 || ns_per_kib == 0 || support::now_ns() - wake_up.measured_at > kRemeasureNs)
+    if (wake_up.bar_bytes == 0 || support::now_ns() - wake_up.measured_at > kRemeasureNs)
         return true;
-    // Waited for at once, the caller pays the call, copies alone until a channel runs, then
-    // shares the rest; with two threads not quite doubling the speed, that wins only when the
-    // copy takes well over the wake-up's whole cost. Measured on a VM (wake-up 45-65 us in all):
-    // waking for a 1 MiB copy (40 us) after a pause gave 0.8x of a memcpy waited for at once,
-    // inline 0.98x; for 2 MiB (145 us) 1.02-1.08x (inline 0.98x), and beside compute it hid most
-    // of the copy (1.5x gain, inline none), so the bar sits between them.
-    const double copy_ns = static_cast<double>(cost_bytes) / 1024.0 * static_cast<double>(ns_per_kib);
-    return copy_ns > kWakeUpsPerCopy * static_cast<double>(wake_up.latency_ns + wake_up.call_ns);
+    return static_cast<double>(cost_bytes) > wake_up.bar_bytes;
 }
 
 std::string SoftwareBackend::wake_cost_summary() const {
     const MeasuredWakeUp wake_up = measured_wake_up();
-    const std::uint64_t ns_per_kib = ns_per_kib_.get();
-    if (wake_up.latency_ns == 0 || ns_per_kib == 0)
+    if (wake_up.bar_bytes == 0)
         return "channel wake-up: not measured (no channel was woken for pieces)";
-    // The cost from which a copy is worth a wake-up, as worth_waking() computes it.
-    const double bar = kWakeUpsPerCopy * static_cast<double>(wake_up.latency_ns + wake_up.call_ns) /
-                       static_cast<double>(ns_per_kib) * 1024.0;
-    const double bar_bytes = std::clamp(bar, static_cast<double>(options_.split_threshold),
+    // Below the split threshold no copy wakes a channel by itself, from 8 of them every copy does.
+    const double bar_bytes = std::clamp(wake_up.bar_bytes, static_cast<double>(options_.split_threshold),
                                         static_cast<double>(kAlwaysWakeSplits * options_.split_threshold));
     char line[200];
     std::snprintf(line, sizeof line,
                   "channel wake-up: call %.1f us, channel running after %.1f us, copy speed %.2f GB/s: "
                   "while parked, copies below %.0f KiB stay on the caller",
                   static_cast<double>(wake_up.call_ns) / 1e3, static_cast<double>(wake_up.latency_ns) / 1e3,
-                  1024.0 / static_cast<double>(ns_per_kib), bar_bytes / 1024.0);
+                  1024.0 / static_cast<double>(wake_up.ns_per_kib), bar_bytes / 1024.0);
     return line;
 }
 

@@ -93,9 +93,11 @@ class SoftwareBackend final : public CopyBackend {
     bool wake(std::size_t slot, bool all);
     int channel_node(int index) const;
     // The wake-up costs measured so far (the largest of the node groups'): latency and call, ns;
-    // and when the latency was last measured.
+    // when the latency was last measured; the channels' copy speed (ns per KiB); and from them
+    // the copy cost (bytes) above which a copy is worth a wake-up, 0 until measured.
     struct MeasuredWakeUp {
-        std::uint64_t latency_ns = 0, call_ns = 0, measured_at = 0;
+        std::uint64_t latency_ns = 0, call_ns = 0, measured_at = 0, ns_per_kib = 0;
+        double bar_bytes = 0;
     };
     MeasuredWakeUp measured_wake_up() const;
 
