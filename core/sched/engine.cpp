@@ -106,10 +106,9 @@ Engine::Placement Engine::place(const copy::CopyDescriptor &copy, std::size_t *s
     return worth_waking(*stream_bytes) ? Placement::parked_hand_off : Placement::parked_inline;
 }
 
-bool Engine::copies_inline(const copy::CopyDescriptor &copy) const {
-    std::size_t stream = 0;
-    const Placement where = place(copy, &stream);
-    return where == Placement::small || where == Placement::parked_inline;
+bool Engine::copies_inline(const copy::CopyDescriptor &copy, std::size_t *parked_stream) const {
+    *parked_stream = 0;
+    return on_caller(place(copy, parked_stream));
 }
 
 bool Engine::worth_waking(std::size_t cost_bytes) const {
@@ -131,14 +130,12 @@ void Engine::count_copy(const copy::CopyDescriptor &copy, const char *error) {
         support::bump(counters_.bytes_copied, copy.bytes());
 }
 
-const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, Event *signal, std::uint64_t generation) {
+const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, std::size_t parked_stream, Event *signal,
+                                 std::uint64_t generation) {
     support::bump(counters_.copies_submitted);
-    // Not small: copies_inline() kept it here because every channel sleeps.
-    const bool parked = copy.bytes() != 0 && copy.cost_bytes() >= config_.inline_threshold;
-    const std::size_t stream = parked ? parked_stream_with(copy) : 0;
     const char *error = copy_inline(copy, faults_.should_fail());
-    if (parked)
-        end_parked_copy(stream);
+    if (parked_stream != 0)
+        end_parked_copy(parked_stream);
     count_copy(copy, error);
     if (signal != nullptr)
         signal->complete(generation, error);
@@ -150,7 +147,7 @@ bool Engine::start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, 
     const bool fail = faults_.should_fail();
     std::size_t stream = 0;
     const Placement where = place(copy, &stream);
-    if (where == Placement::small || where == Placement::parked_inline) {
+    if (on_caller(where)) {
         *error = copy_inline(copy, fail);
         if (where == Placement::parked_inline)
             end_parked_copy(stream);

@@ -43,11 +43,15 @@ class Engine {
     // Runs an op that no queue orders (queue == NULL): it starts now and settles on its own.
     void run_unordered(std::unique_ptr<Op> op);
     // A copy op without the op (Queue::try_copy_at_once): true if `copy` would run on the calling
-    // thread when started now, as start() decides it (the caller then calls copy_at_once).
-    bool copies_inline(const copy::CopyDescriptor &copy) const;
-    // Runs such a copy on this thread, counts it and completes record `generation` of `signal`
-    // (if any), as start() + settle() do for a copy op. Returns nullptr or why it failed.
-    const char *copy_at_once(const copy::CopyDescriptor &copy, Event *signal, std::uint64_t generation);
+    // thread when started now, as start() decides it (the caller then calls copy_at_once). Sets
+    // *parked_stream to the bytes of the stream it joins when it runs there because every
+    // channel sleeps, else to 0.
+    bool copies_inline(const copy::CopyDescriptor &copy, std::size_t *parked_stream) const;
+    // Runs such a copy on this thread (parked_stream: as copies_inline() set it), counts it and
+    // completes record `generation` of `signal` (if any), as start() + settle() do for a copy op.
+    // Returns nullptr or why it failed.
+    const char *copy_at_once(const copy::CopyDescriptor &copy, std::size_t parked_stream, Event *signal,
+                             std::uint64_t generation);
     // Copies synchronously; large copies use the channels while the caller helps.
     // Returns nullptr or why it failed.
     const char *copy_and_wait(const copy::CopyDescriptor &copy);
@@ -123,6 +127,9 @@ class Engine {
     // Where a copy runs: on the caller (small; or while every channel sleeps, when the stream of
     // copies it belongs to is not yet worth a wake-up) or on the backend (waking it, or not).
     enum class Placement { small, parked_inline, parked_hand_off, hand_off };
+    static bool on_caller(Placement where) {
+        return where == Placement::small || where == Placement::parked_inline;
+    }
     // Sets *stream_bytes to parked_stream_with(copy) when it places a copy while every channel
     // sleeps.
     Placement place(const copy::CopyDescriptor &copy, std::size_t *stream_bytes) const;

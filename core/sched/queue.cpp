@@ -99,15 +99,17 @@ std::uint64_t Queue::enqueue(std::unique_ptr<Op> op) {
 bool Queue::try_copy_at_once(const copy::CopyDescriptor &copy, Event *signal, std::uint64_t generation) {
     if (synchronous_)
         return false;
+    std::size_t parked_stream;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         // Busy, or ended by exit(): the op path orders it (or settles it with the error).
-        if (running_ || ended_.load(std::memory_order_relaxed) || !engine_.copies_inline(copy))
+        if (running_ || ended_.load(std::memory_order_relaxed) ||
+            !engine_.copies_inline(copy, &parked_stream))
             return false;
         ++enqueued_;
         running_ = true; // ops enqueued meanwhile wait behind this copy, as behind a head op
     }
-    if (engine_.copy_at_once(copy, signal, generation) != nullptr)
+    if (engine_.copy_at_once(copy, parked_stream, signal, generation) != nullptr)
         count_failure();
     if (count_finished(false))
         drain();
