@@ -20,10 +20,14 @@ std::uint64_t Event::begin_record(const void *queue) {
 void Event::complete(std::uint64_t generation, const char *error) noexcept {
     if (error != nullptr)
         error_.store(error, std::memory_order_relaxed); // one record outstanding: no other writer
-    completed_.store(generation, std::memory_order_seq_cst);
     // Most records have no op waiting on them: then no lock. when_complete() sets has_waiters_
-    // before it reads completed_, this reads has_waiters_ after storing completed_ (both seq_cst):
-    // either this sees the flag, or that call sees the completion and runs its waiter itself.
+    // before it reads completed_, this reads has_waiters_ after setting completed_: either this
+    // sees the flag, or that call sees the completion and runs its waiter itself. Both sides set
+    // with a read-modify-write, not a store: qemu-user (aarch64 on x86-64) lets a load pass an
+    // earlier STLR to another variable (tests/cross/store_buffering.cpp), and there the waiting
+    // op was never run, hanging Concurrency.PingPongAcrossQueues once in 10 to 200 runs. An
+    // exchange keeps the order everywhere.
+    completed_.exchange(generation, std::memory_order_seq_cst);
     EventWaiter *ready = nullptr;
     if (has_waiters_.load(std::memory_order_seq_cst)) {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -60,7 +64,7 @@ int Event::status() const {
 void Event::when_complete(std::uint64_t generation, EventWaiter *waiter) noexcept {
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        has_waiters_.store(true, std::memory_order_seq_cst);
+        has_waiters_.exchange(true, std::memory_order_seq_cst); // see complete()
         if (completed_.load(std::memory_order_seq_cst) < generation) {
             waiter->awaited_ = generation;
             waiter->next_ = waiters_;
