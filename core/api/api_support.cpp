@@ -55,27 +55,45 @@ Runtime *runtime_for(const char *function) {
     return runtime;
 }
 
+namespace {
+
+// Logs why a handle was not found: NULL, or not a live object of its kind ("a queue").
+template <typename Handle>
+void report_missing(const char *function, Handle handle, const char *kind, const char *a_kind) {
+    if (handle == nullptr)
+        fail(function, "%s is NULL", kind);
+    else
+        fail(function, "%s %p is not a live %s (destroyed, from before fork(), or not %s)", kind,
+             static_cast<void *>(handle), kind, a_kind);
+}
+
+} // namespace
+
 std::shared_ptr<sched::Queue> find_queue(Runtime &runtime, kupl_queue_h queue, const char *function) {
-    if (queue == nullptr) {
-        fail(function, "queue is NULL");
-        return nullptr;
-    }
-    auto found = runtime.queues.find(queue);
+    std::shared_ptr<sched::Queue> found = queue != nullptr ? runtime.queues.find(queue) : nullptr;
     if (found == nullptr)
-        fail(function, "queue %p is not a live queue (destroyed, from before fork(), or not a queue)",
-             static_cast<void *>(queue));
+        report_missing(function, queue, "queue", "a queue");
     return found;
 }
 
 std::shared_ptr<sched::Event> find_event(Runtime &runtime, kupl_event_h event, const char *function) {
-    if (event == nullptr) {
-        fail(function, "event is NULL");
-        return nullptr;
-    }
-    auto found = runtime.events.find(event);
+    std::shared_ptr<sched::Event> found = event != nullptr ? runtime.events.find(event) : nullptr;
     if (found == nullptr)
-        fail(function, "event %p is not a live event (destroyed, from before fork(), or not an event)",
-             static_cast<void *>(event));
+        report_missing(function, event, "event", "an event");
+    return found;
+}
+
+sched::Queue *borrow_queue(Runtime &runtime, kupl_queue_h queue, const char *function) {
+    sched::Queue *found = queue != nullptr ? runtime.queues.borrow(queue) : nullptr;
+    if (found == nullptr)
+        report_missing(function, queue, "queue", "a queue");
+    return found;
+}
+
+sched::Event *borrow_event(Runtime &runtime, kupl_event_h event, const char *function) {
+    sched::Event *found = event != nullptr ? runtime.events.borrow(event) : nullptr;
+    if (found == nullptr)
+        report_missing(function, event, "event", "an event");
     return found;
 }
 

@@ -45,5 +45,10 @@ Runtime *runtime_for(const char *function);
 // The live object behind a handle, or nullptr (logged) for NULL, destroyed or foreign handles.
 std::shared_ptr<sched::Queue> find_queue(Runtime &runtime, kupl_queue_h queue, const char *function);
 std::shared_ptr<sched::Event> find_event(Runtime &runtime, kupl_event_h event, const char *function);
+// The same, borrowed (see HandleTable::borrow): valid until the calling thread's next look-up of
+// a handle of the same kind, with no reference counted. For the hot calls (a copy, an event wait)
+// that look up each handle once and run no user code while they use it.
+sched::Queue *borrow_queue(Runtime &runtime, kupl_queue_h queue, const char *function);
+sched::Event *borrow_event(Runtime &runtime, kupl_event_h event, const char *function);
 
 } // namespace kupl::api

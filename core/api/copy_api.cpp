@@ -83,12 +83,14 @@ int copy_sync(const char *function, const kupl::copy::CopyDescriptor &copy) {
     return KUPL_OK;
 }
 
-// Where a copy or batch goes and what it completes, resolved before anything is enqueued.
+// Where a copy or batch goes and what it completes, resolved before anything is enqueued. The
+// queue and the event are borrowed (api_support.h): the call looks up nothing else and runs no
+// user code before it is done with them; an op that outlives the call takes references of its own.
 struct Destination {
     kupl::Runtime *runtime = nullptr;
-    std::shared_ptr<kupl::sched::Queue> ordered; // null: no queue orders it
-    std::shared_ptr<kupl::sched::Event> signal;  // null: no event
-    std::uint64_t generation = 0;                // the record of `signal` it completes
+    kupl::sched::Queue *ordered = nullptr; // null: no queue orders it
+    kupl::sched::Event *signal = nullptr;  // null: no event
+    std::uint64_t generation = 0;          // the record of `signal` it completes
 
     // Finds the queue and the event and begins the event's record. From a successful return on,
     // the record must be settled (hand_over() or an op-less copy does it).
@@ -96,15 +98,14 @@ struct Destination {
         runtime = kupl::api::runtime_for(function);
         if (runtime == nullptr)
             return KUPL_ERROR;
-        if (queue != nullptr && (ordered = kupl::api::find_queue(*runtime, queue, function)) == nullptr)
+        if (queue != nullptr && (ordered = kupl::api::borrow_queue(*runtime, queue, function)) == nullptr)
             return KUPL_ERROR;
         if (event == nullptr)
             return KUPL_OK;
-        signal = kupl::api::find_event(*runtime, event, function);
+        signal = kupl::api::borrow_event(*runtime, event, function);
         if (signal == nullptr)
             return KUPL_ERROR;
-        generation =
-            signal->begin_record(ordered != nullptr && !ordered->synchronous() ? ordered.get() : nullptr);
+        generation = signal->begin_record(ordered != nullptr && !ordered->synchronous() ? ordered : nullptr);
         if (generation == 0)
             return fail(function, "event %p is still SUBMITTED (its previous record is not complete)",
                         static_cast<void *>(event));
@@ -121,7 +122,7 @@ struct Destination {
                 piece.copy.trace_threads = &op->trace_threads;
         }
         if (signal != nullptr) {
-            op->signal = std::move(signal);
+            op->signal = signal->shared_from_this();
             op->signal_generation = generation;
         }
         if (ordered == nullptr) {
@@ -146,7 +147,7 @@ int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kup
     // An idle queue and a copy that runs on this thread anyway: no op to build (an untraced run
     // only, so that a trace shows every copy as an op of its queue).
     if (to.ordered != nullptr && !KUPL_TRACING() &&
-        to.ordered->try_copy_at_once(copy, to.signal.get(), to.generation))
+        to.ordered->try_copy_at_once(copy, to.signal, to.generation))
         return KUPL_OK;
     std::unique_ptr<kupl::sched::Op> op;
     try {

@@ -73,7 +73,8 @@ int kupl_event_wait(kupl_event_h event) {
         kupl::Runtime *runtime = runtime_for(function);
         if (runtime == nullptr)
             return KUPL_ERROR;
-        auto awaited = find_event(*runtime, event, function);
+        // Borrowed (api_support.h): the wait looks up nothing else and runs no user code.
+        kupl::sched::Event *awaited = kupl::api::borrow_event(*runtime, event, function);
         if (awaited == nullptr)
             return KUPL_ERROR;
         const std::uint64_t generation = awaited->latest_record();
@@ -89,7 +90,7 @@ int kupl_event_wait(kupl_event_h event) {
                 static_cast<void *>(event));
         {
             kupl::support::TraceScope trace("wait", function);
-            runtime->engine->block_until([&awaited, generation] { return awaited->is_complete(generation); },
+            runtime->engine->block_until([awaited, generation] { return awaited->is_complete(generation); },
                                          awaited->completions());
             if (trace.active()) {
                 std::snprintf(trace.args, sizeof trace.args, "\"event\":%llu,\"generation\":%llu",

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 
 namespace kupl::sched {
@@ -28,7 +29,7 @@ class EventWaiter {
     EventWaiter *next_ = nullptr; // in the event's list of waiters
 };
 
-class Event {
+class Event : public std::enable_shared_from_this<Event> {
   public:
     // Starts a new record and returns its generation (> 0), or 0 if the last one is not complete.
     // `queue`: the ordinary queue it will be enqueued on (see record_queue), or nullptr.
