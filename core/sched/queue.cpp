@@ -73,18 +73,20 @@ std::uint64_t Queue::enqueue(std::unique_ptr<Op> op) {
     op->copy.priority = priority_;
     op->trace_track = trace_track_;
     std::uint64_t ticket;
-    bool start;
+    bool start = false;
     Op *const head = op.get();
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        ticket = ++enqueued_;
-        if (ended_.load(std::memory_order_relaxed)) {
-            start = false;
-        } else {
-            ops_.push_back(std::move(op));
-            start = !running_;
-            running_ = true;
+        const bool ended = ended_.load(std::memory_order_relaxed);
+        if (!ended)
+            ops_.push_back(std::move(op)); // before the ticket: this may throw, a ticket is for good
+        // An ended queue stays busy for good (its head never returns): only a ticket for the error.
+        std::uint64_t state = state_.load(std::memory_order_relaxed);
+        while (!state_.compare_exchange_weak(state, (state + kOneTicket) | (ended ? 0 : kDispatching),
+                                             std::memory_order_seq_cst)) {
         }
+        ticket = tickets(state) + 1;
+        start = !ended && (state & kDispatching) == 0;
     }
     if (op != nullptr) { // the queue was ended by exit(): this op can never run
         op->error = ended_by_exit;
@@ -100,18 +102,18 @@ bool Queue::try_copy_at_once(const copy::CopyDescriptor &copy, Event *signal, st
     if (synchronous_)
         return false;
     std::size_t parked_stream;
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        // Busy, or ended by exit(): the op path orders it (or settles it with the error).
-        if (running_ || ended_.load(std::memory_order_relaxed) ||
-            !engine_.copies_inline(copy, &parked_stream))
-            return false;
-        ++enqueued_;
-        running_ = true; // ops enqueued meanwhile wait behind this copy, as behind a head op
-    }
+    std::uint64_t state = state_.load(std::memory_order_relaxed);
+    // Busy, or ended by exit() (then busy for good): the op path orders it (or settles it with the
+    // error).
+    if ((state & kDispatching) != 0 || ended_.load(std::memory_order_relaxed) ||
+        !engine_.copies_inline(copy, &parked_stream))
+        return false;
+    // Claims the idle queue: ops enqueued from here on wait behind this copy, as behind a head op.
+    if (!state_.compare_exchange_strong(state, state | kDispatching, std::memory_order_seq_cst))
+        return false; // an enqueue came first: the op path
     if (engine_.copy_at_once(copy, parked_stream, signal, generation) != nullptr)
         count_failure();
-    if (count_finished(false))
+    if (idle_unless_more(finished_.load(std::memory_order_relaxed))) // only dispatchers change it
         drain();
     return true;
 }
@@ -122,7 +124,7 @@ const char *Queue::run_inline(std::unique_ptr<Op> op, std::uint64_t *ticket_out)
     std::uint64_t ticket;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        ticket = ++enqueued_;
+        ticket = tickets(state_.fetch_add(kOneTicket, std::memory_order_relaxed)) + 1;
         in_flight_.insert(ticket);
         oldest_in_flight_.store(*in_flight_.begin(), std::memory_order_seq_cst);
     }
@@ -197,7 +199,7 @@ bool Queue::retire_head(Op &head) {
     }
     // Events complete before the ticket counts as finished, so a returned wait implies them.
     engine_.settle(head, record_error);
-    return count_finished(true);
+    return count_finished();
 }
 
 void Queue::count_failure() {
@@ -205,26 +207,32 @@ void Queue::count_failure() {
     ++failures_since_record_;
 }
 
-bool Queue::count_finished(bool pop_head) {
+bool Queue::count_finished() {
     std::unique_ptr<Op> done;
-    bool more;
-    std::uint64_t now_finished;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (pop_head) {
-            done = std::move(ops_.front());
-            ops_.pop_front();
-        }
-        now_finished = finished_.fetch_add(1, std::memory_order_seq_cst) + 1;
-        more = !ops_.empty();
-        running_ = more;
+        done = std::move(ops_.front());
+        ops_.pop_front();
     }
+    const std::uint64_t now_finished = finished_.fetch_add(1, std::memory_order_seq_cst) + 1;
+    const bool more = idle_unless_more(now_finished);
     done.reset();
     if (now_finished >= wake_at_.load(std::memory_order_seq_cst)) {
         wake_at_.store(UINT64_MAX, std::memory_order_seq_cst); // woken waiters announce again
         progress_.notify(true);
     }
     return more;
+}
+
+bool Queue::idle_unless_more(std::uint64_t finished) {
+    // A ticket beyond `finished` has its op in ops_ (appended before the ticket, under mutex_,
+    // which drain() takes): then this thread dispatches it.
+    std::uint64_t state = state_.load(std::memory_order_seq_cst);
+    while (tickets(state) == finished) {
+        if (state_.compare_exchange_weak(state, state & ~kDispatching, std::memory_order_seq_cst))
+            return false;
+    }
+    return true;
 }
 
 bool Queue::reached(std::uint64_t ticket) const {
@@ -266,24 +274,14 @@ void Queue::wait_forever() {
 }
 
 bool Queue::wait_all() {
-    std::uint64_t ticket;
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        ticket = enqueued_;
-    }
-    wait_for(ticket);
+    wait_for(tickets(state_.load(std::memory_order_acquire)));
     return failures_since_wait_.exchange(0, std::memory_order_acq_rel) == 0;
 }
 
 bool Queue::drain_at_exit() {
-    std::uint64_t ticket;
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        ticket = enqueued_;
-    }
+    const std::uint64_t ticket = tickets(state_.load(std::memory_order_acquire));
     wait_until(ticket); // an ended queue counts as drained: its head never returns
-    std::lock_guard<std::mutex> lock(mutex_);
-    return enqueued_ == ticket;
+    return tickets(state_.load(std::memory_order_acquire)) == ticket;
 }
 
 bool Queue::called_from_own_item() const {

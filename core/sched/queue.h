@@ -74,10 +74,13 @@ class Queue : public std::enable_shared_from_this<Queue> {
   private:
     void drain(Op *first = nullptr);
     bool retire_head(Op &head);
-    // Counts the head as finished, popping it when pop_head (false: an op-less copy, which was
-    // never in ops_); true if more ops wait (this thread goes on dispatching them).
-    bool count_finished(bool pop_head);
-    // The dispatching thread notes a failed op (or op-less copy), before count_finished().
+    // Pops the finished head and counts it; true if more ops wait (this thread goes on
+    // dispatching them).
+    bool count_finished();
+    // The dispatching thread, having counted `finished` ops: stops dispatching unless tickets were
+    // handed out beyond them; true if more ops wait.
+    bool idle_unless_more(std::uint64_t finished);
+    // The dispatching thread notes a failed op (or op-less copy), before it goes on.
     void count_failure();
     bool reached(std::uint64_t ticket) const;
     // Blocks until reached(ticket) (an ended queue counts as reached).
@@ -93,8 +96,16 @@ class Queue : public std::enable_shared_from_this<Queue> {
 
     mutable std::mutex mutex_;
     std::deque<std::unique_ptr<Op>> ops_; // front() is the running op; guarded by mutex_
-    bool running_ = false;                // a thread is dispatching ops_; guarded by mutex_
-    std::uint64_t enqueued_ = 0;          // guarded by mutex_
+    // The tickets handed out (bits 1-63) and whether a thread is dispatching (bit 0), in one word:
+    // a copy on an idle queue claims the queue with one compare-and-swap and no lock, and the
+    // dispatching thread goes idle only if no ticket was handed out after the ops it finished.
+    // Enqueues change it under mutex_, after appending their op, so a dispatcher that sees a
+    // newer ticket finds its op in ops_ once it holds the lock. An op-less copy takes no ticket:
+    // it is done before its kupl_memcpy*_async returns, so no later wait has to find it.
+    std::atomic<std::uint64_t> state_{0};
+    static constexpr std::uint64_t kDispatching = 1;
+    static constexpr std::uint64_t kOneTicket = 2;
+    static std::uint64_t tickets(std::uint64_t state) { return state / kOneTicket; }
     // Failed ops since the last wait_all / record: counted by the dispatching thread (one at a
     // time, handed on under mutex_) before it counts the op as finished.
     std::atomic<unsigned> failures_since_wait_{0};
