@@ -2,19 +2,26 @@
 
 #include "kupl.h"
 
+#include <thread>
+
 namespace kupl::sched {
 
 std::uint64_t Event::begin_record(const void *queue) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const std::uint64_t recorded = recorded_.load(std::memory_order_relaxed);
-    if (recorded > completed_.load(std::memory_order_acquire))
-        return 0;
-    error_.store(nullptr, std::memory_order_relaxed);
-    // Set here rather than at enqueue: one lock of the event per record, not two.
-    record_queue_generation_ = recorded + 1;
-    record_queue_ = queue;
-    recorded_.store(recorded + 1, std::memory_order_release);
-    return recorded + 1;
+    // No lock: the compare-and-swap makes one caller the record's owner, and the fields below have
+    // no other writer until the record it begins is complete.
+    std::uint64_t recorded = recorded_.load(std::memory_order_relaxed);
+    do {
+        if (recorded > completed_.load(std::memory_order_acquire))
+            return 0;
+    } while (!recorded_.compare_exchange_weak(recorded, recorded + 1, std::memory_order_acq_rel));
+    const std::uint64_t generation = recorded + 1;
+    error_.store(nullptr, std::memory_order_relaxed); // published to the completer by the handover
+    // Set here rather than at enqueue: one step per record, not two. record_queue() reads the
+    // queue between two reads of its generation; 0 marks it as being changed.
+    record_queue_generation_.store(0, std::memory_order_relaxed);
+    record_queue_.store(queue, std::memory_order_release);
+    record_queue_generation_.store(generation, std::memory_order_release);
+    return generation;
 }
 
 void Event::complete(std::uint64_t generation, const char *error) noexcept {
@@ -45,7 +52,7 @@ void Event::complete(std::uint64_t generation, const char *error) noexcept {
         }
         has_waiters_.store(waiters_ != nullptr, std::memory_order_seq_cst);
     }
-    completions_.notify(true);
+    completions_.notify_all_after_rmw(); // after the exchange; waits read with is_complete()
     while (ready != nullptr) {
         EventWaiter *waiter = ready;
         ready = waiter->next_; // read first: the waiter may be gone once it has run
@@ -77,8 +84,20 @@ void Event::when_complete(std::uint64_t generation, EventWaiter *waiter) noexcep
 }
 
 const void *Event::record_queue(std::uint64_t generation) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return record_queue_generation_ == generation ? record_queue_ : nullptr;
+    for (;;) {
+        const std::uint64_t written = record_queue_generation_.load(std::memory_order_acquire);
+        if (written == generation) {
+            // Read after that generation's store, so at least its queue; if a later record's,
+            // that owner's 0 (stored before its queue) shows in the second read.
+            const void *queue = record_queue_.load(std::memory_order_acquire);
+            return record_queue_generation_.load(std::memory_order_relaxed) == generation ? queue : nullptr;
+        }
+        if (written > generation)
+            return nullptr;
+        // The record's owner is between its compare-and-swap and these stores (a few
+        // instructions, nothing that blocks): wait for them rather than answer "not known".
+        std::this_thread::yield();
+    }
 }
 
 const char *Event::error() const {

@@ -40,16 +40,18 @@ class Event : public std::enable_shared_from_this<Event> {
     // KUPL_EVENT_STATUS_CREATED / SUBMITTED / COMPLETE.
     int status() const;
     std::uint64_t latest_record() const { return recorded_.load(std::memory_order_acquire); }
+    // seq_cst: a sleeping waiter's check pairs with complete()'s notify_all_after_rmw().
     bool is_complete(std::uint64_t generation) const {
-        return completed_.load(std::memory_order_acquire) >= generation;
+        return completed_.load(std::memory_order_seq_cst) >= generation;
     }
     // Calls waiter->event_complete() once record `generation` is complete: now, on this thread,
     // if it already is.
     void when_complete(std::uint64_t generation, EventWaiter *waiter) noexcept;
     // Why the latest completed record failed (static text), or nullptr if it did not.
     const char *error() const;
-    // The queue record `generation` was begun for (an identity, never dereferenced), or
-    // nullptr if it is not known (another record, or not on an ordinary queue).
+    // The queue record `generation` (one begun already) was begun for (an identity, never
+    // dereferenced), or nullptr if it is not known (a later record began, or not on an ordinary
+    // queue).
     const void *record_queue(std::uint64_t generation) const;
 
     support::EventCount &completions() { return completions_; }
@@ -61,15 +63,16 @@ class Event : public std::enable_shared_from_this<Event> {
     bool trace_completion(std::uint64_t generation, std::uint64_t &ns, std::uint64_t &track) const;
 
   private:
-    mutable std::mutex mutex_;
-    std::atomic<std::uint64_t> recorded_{0};  // written under mutex_
+    mutable std::mutex mutex_;                // guards the waiters and the trace fields
+    std::atomic<std::uint64_t> recorded_{0};  // advanced by begin_record's compare-and-swap
     std::atomic<std::uint64_t> completed_{0}; // written by the record's one completer
     std::atomic<bool> has_waiters_{false};    // waiters_ may be non-empty; written under mutex_
-    // Written under mutex_; read without it (every kupl_event_wait reads it: no lock there).
+    // Cleared by the record's owner, set by its completer; read without a lock by every wait.
     std::atomic<const char *> error_{nullptr};
-    EventWaiter *waiters_ = nullptr;            // guarded by mutex_
-    std::uint64_t record_queue_generation_ = 0; // guarded by mutex_
-    const void *record_queue_ = nullptr;        // guarded by mutex_
+    EventWaiter *waiters_ = nullptr; // guarded by mutex_
+    // Written by the owner of the latest record (begin_record); see record_queue().
+    std::atomic<std::uint64_t> record_queue_generation_{0};
+    std::atomic<const void *> record_queue_{nullptr};
     support::EventCount completions_;
     const std::uint64_t trace_id_ = next_trace_id();
     std::uint64_t trace_generation_ = 0; // guarded by mutex_

@@ -73,6 +73,17 @@ class EventCount {
         return true;
     }
 
+    // As notify(true), for a caller whose change of the condition was a seq_cst read-modify-write
+    // and whose sleepers read the condition with seq_cst loads: then a seq_cst load is enough to
+    // see a sleeper that prepared before the change (one locked instruction fewer per notify).
+    bool notify_all_after_rmw() {
+        if (sleepers_.load(std::memory_order_seq_cst) == 0)
+            return false;
+        epoch_.fetch_add(1, std::memory_order_seq_cst);
+        futex_wake(epoch_, 0x7fffffff);
+        return true;
+    }
+
   private:
     std::atomic<std::uint32_t> epoch_{0};
     std::atomic<int> sleepers_{0};
