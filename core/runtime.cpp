@@ -119,23 +119,25 @@ std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const 
 
 // KUPL_STATS: the counters on stderr, in the style of the MPI interposer's KUPL_MPI_STATS.
 void print_stats(const support::Counters &c, const copy::CopyBackend &backend) {
-    auto n = [](const std::atomic<std::uint64_t> &v) {
-        return std::to_string(v.load(std::memory_order_relaxed));
-    };
+    auto n = [&c](support::Counter which) { return std::to_string(c.total(which)); };
     const std::string p = "[kupl]   ";
     std::string out = "[kupl] pid " + std::to_string(getpid()) + " stats\n";
-    out += p + "copies: submitted=" + n(c.copies_submitted) + " inline=" + n(c.copies_inline) +
-           " engine=" + n(c.copies_engine) + " failed=" + n(c.copies_failed) + " (" + n(c.bytes_copied) +
+    out += p + "copies: submitted=" + n(support::Counter::copies_submitted) +
+           " inline=" + n(support::Counter::copies_inline) + " engine=" + n(support::Counter::copies_engine) +
+           " failed=" + n(support::Counter::copies_failed) + " (" + n(support::Counter::bytes_copied) +
            " B copied)\n";
-    out += p + "channel pieces: " + n(c.pieces_executed) + "\n";
-    out += p + "host items: " + n(c.host_items) + "\n";
-    out += p + "blocking waits: " + n(c.caller_waits) + " (slept " + n(c.caller_sleeps) + ")\n";
-    out += p + "idle workers: parks=" + n(c.worker_parks) + " wakes=" + n(c.worker_wakes) + "\n";
+    out += p + "channel pieces: " + n(support::Counter::pieces_executed) + "\n";
+    out += p + "host items: " + n(support::Counter::host_items) + "\n";
+    out += p + "blocking waits: " + n(support::Counter::caller_waits) + " (slept " +
+           n(support::Counter::caller_sleeps) + ")\n";
+    out += p + "idle workers: parks=" + n(support::Counter::worker_parks) +
+           " wakes=" + n(support::Counter::worker_wakes) + "\n";
     if (const std::string costs = backend.wake_cost_summary(); !costs.empty())
         out += p + costs + "\n";
-    if (n(c.provider_copies) != "0" || n(c.provider_refusals) != "0") // a KUPL_BACKEND provider
-        out += p + "copy engine provider: took=" + n(c.provider_copies) +
-               " refused=" + n(c.provider_refusals) + "\n";
+    if (n(support::Counter::provider_copies) != "0" ||
+        n(support::Counter::provider_refusals) != "0") // a KUPL_BACKEND provider
+        out += p + "copy engine provider: took=" + n(support::Counter::provider_copies) +
+               " refused=" + n(support::Counter::provider_refusals) + "\n";
     std::fputs(out.c_str(), stderr); // one call: lines of several processes do not interleave
 }
 

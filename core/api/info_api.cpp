@@ -98,15 +98,15 @@ int kuplx_get_counters(kuplx_counters_t *counters) {
         if (runtime == nullptr)
             return KUPL_ERROR;
         const kupl::support::Counters &c = runtime->counters;
-        auto read = [](const std::atomic<std::uint64_t> &v) { return v.load(std::memory_order_relaxed); };
-        counters->copies_submitted = read(c.copies_submitted);
-        counters->copies_inline = read(c.copies_inline);
-        counters->copies_failed = read(c.copies_failed);
-        counters->bytes_copied = read(c.bytes_copied);
-        counters->pieces_executed = read(c.pieces_executed);
-        counters->host_items = read(c.host_items);
-        counters->worker_parks = read(c.worker_parks);
-        counters->worker_wakes = read(c.worker_wakes);
+        auto read = [&c](kupl::support::Counter which) { return c.total(which); };
+        counters->copies_submitted = read(kupl::support::Counter::copies_submitted);
+        counters->copies_inline = read(kupl::support::Counter::copies_inline);
+        counters->copies_failed = read(kupl::support::Counter::copies_failed);
+        counters->bytes_copied = read(kupl::support::Counter::bytes_copied);
+        counters->pieces_executed = read(kupl::support::Counter::pieces_executed);
+        counters->host_items = read(kupl::support::Counter::host_items);
+        counters->worker_parks = read(kupl::support::Counter::worker_parks);
+        counters->worker_wakes = read(kupl::support::Counter::worker_wakes);
         return KUPL_OK;
     });
 }

@@ -114,7 +114,7 @@ bool Executor::post(std::function<void()> task) {
         task_count_.fetch_add(1, std::memory_order_seq_cst);
     }
     if (idle_.notify(false))
-        support::bump(counters_.worker_wakes);
+        counters_.bump(support::Counter::worker_wakes);
     // No free thread: the monitor keeps an eye on it (a watching monitor needs no wake-up,
     // unless a waiting thread lent its slot: that is filled at once).
     if (starved() && (!monitor_watching_.load(std::memory_order_seq_cst) ||
@@ -228,7 +228,7 @@ bool Executor::try_run_one() {
         more = !tasks_.empty();
     }
     if (more && idle_.notify(false)) // a spinner skipped the wake-up for it: pass it on
-        support::bump(counters_.worker_wakes);
+        counters_.bump(support::Counter::worker_wakes);
     running_task_of = this;
     task();
     running_task_of = nullptr;

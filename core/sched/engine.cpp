@@ -68,7 +68,7 @@ void Engine::copy_now(const copy::CopyDescriptor &c) {
         copy::select_row_kernel(c.width, false)(static_cast<char *>(c.dst), c.dpitch,
                                                 static_cast<const char *>(c.src), c.spitch, c.width,
                                                 c.height);
-    support::bump(counters_.copies_inline);
+    counters_.bump(support::Counter::copies_inline);
     if (trace_start != 0 && KUPL_TRACING()) {
         if (c.trace_threads != nullptr)
             c.trace_threads->fetch_or(std::uint64_t{1} << kupl_trace_thread_index(),
@@ -125,14 +125,14 @@ const char *Engine::copy_inline(const copy::CopyDescriptor &copy, bool fail) {
 
 void Engine::count_copy(const copy::CopyDescriptor &copy, const char *error) {
     if (error != nullptr)
-        support::bump(counters_.copies_failed);
+        counters_.bump(support::Counter::copies_failed);
     else
-        support::bump(counters_.bytes_copied, copy.bytes());
+        counters_.bump(support::Counter::bytes_copied, copy.bytes());
 }
 
 const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, std::size_t parked_stream, Event *signal,
                                  std::uint64_t generation) {
-    support::bump(counters_.copies_submitted);
+    counters_.bump(support::Counter::copies_submitted);
     const char *error = copy_inline(copy, faults_.should_fail());
     if (parked_stream != 0)
         end_parked_copy(parked_stream);
@@ -143,7 +143,7 @@ const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, std::size_t p
 }
 
 bool Engine::start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, const char **error) {
-    support::bump(counters_.copies_submitted);
+    counters_.bump(support::Counter::copies_submitted);
     const bool fail = faults_.should_fail();
     std::size_t stream = 0;
     const Placement where = place(copy, &stream);
@@ -162,7 +162,7 @@ bool Engine::start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, 
         *error = refused;
         return true;
     }
-    support::bump(counters_.copies_engine);
+    counters_.bump(support::Counter::copies_engine);
     return false;
 }
 
@@ -231,11 +231,11 @@ void Engine::settle(Op &op, const char *record_error) {
     } else if (op.kind == Op::Kind::batch) {
         const std::size_t failed = op.batch_failed.load(std::memory_order_relaxed);
         if (failed != 0)
-            support::bump(counters_.copies_failed, failed);
+            counters_.bump(support::Counter::copies_failed, failed);
         else
-            support::bump(counters_.bytes_copied, op.batch_bytes());
+            counters_.bump(support::Counter::bytes_copied, op.batch_bytes());
     } else if (op.kind == Op::Kind::host_function) {
-        support::bump(counters_.host_items);
+        counters_.bump(support::Counter::host_items);
     }
     complete_signal(op, record_error);
 }
@@ -301,14 +301,14 @@ void Engine::run_unordered(std::unique_ptr<Op> op) {
 }
 
 const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
-    support::bump(counters_.copies_submitted);
+    counters_.bump(support::Counter::copies_submitted);
     const bool fail = faults_.should_fail();
     // Waited for at once: while every channel sleeps, a copy that does not pay for waking one
     // runs here (no stream of copies to keep on the channels, see parked_stream_with()).
     const bool inline_copy = copy.bytes() == 0 || copy.cost_bytes() < config_.sync_threshold ||
                              (!backend_->ready() && !worth_waking(copy.cost_bytes()));
     if (fail && inline_copy) {
-        support::bump(counters_.copies_failed);
+        counters_.bump(support::Counter::copies_failed);
         return injected_fault;
     }
     if (copy.bytes() == 0)
@@ -343,21 +343,21 @@ const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
         submitted.fail_with = fail ? injected_fault : nullptr;
         if (const char *refused = backend_->submit(submitted, completion)) {
             delete completion;
-            support::bump(counters_.copies_failed);
+            counters_.bump(support::Counter::copies_failed);
             return refused;
         }
-        support::bump(counters_.copies_engine);
+        counters_.bump(support::Counter::copies_engine);
         block_until([completion] { return completion->done.load(std::memory_order_acquire); },
                     completion->wakeups);
         // A backend that fails a copy (a hardware engine may) fails the synchronous call too.
         const char *error = completion->error.load(std::memory_order_relaxed);
         completion->release();
         if (error != nullptr) {
-            support::bump(counters_.copies_failed);
+            counters_.bump(support::Counter::copies_failed);
             return error;
         }
     }
-    support::bump(counters_.bytes_copied, copy.bytes());
+    counters_.bump(support::Counter::bytes_copied, copy.bytes());
     return nullptr;
 }
 

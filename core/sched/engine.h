@@ -66,7 +66,7 @@ class Engine {
     void block_until(Done done, support::EventCount &wakeups, Announce announce) {
         if (done())
             return;
-        support::bump(counters_.caller_waits);
+        counters_.bump(support::Counter::caller_waits);
         // An executor thread that sleeps here lends its slot to other host items (the item it
         // waits for may be one of them) until the wait is over; a short wait does not.
         struct LentSlot {
@@ -97,7 +97,7 @@ class Engine {
                 wakeups.cancel_wait();
                 return;
             }
-            support::bump(counters_.caller_sleeps);
+            counters_.bump(support::Counter::caller_sleeps);
             wakeups.commit_wait(key);
         }
     }

@@ -73,7 +73,7 @@ void run_worker_loop(TryRun try_run, HasWork has_work, const std::atomic<bool> &
             idle.parked.cancel_wait();
             return;
         }
-        bump(counters.worker_parks);
+        counters.bump(Counter::worker_parks);
         idle.parked.commit_wait(key);
         idle.wake_cost.woke(now_ns());
     }

@@ -116,7 +116,7 @@ TEST(WorthWaking, JudgedFromWakeUpsAndPiecesMeasuredOnThisMachine) {
         tiny_copy_worth_waking = backend.worth_waking(64);
         ASSERT_EQ(std::memcmp(dst.data(), src.data(), kBytes), 0);
     }
-    EXPECT_GE(counters.worker_wakes.load(), 1u);
+    EXPECT_GE(counters.total(kupl::support::Counter::worker_wakes), 1u);
     EXPECT_FALSE(tiny_copy_worth_waking);
 
     // Long copies always wake a channel, whatever was measured (8 split thresholds and more).

@@ -182,10 +182,10 @@ const char *ProviderBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     request.priority = copy.priority;
     if (table_->submit(context_, &request, &ProviderBackend::complete, pending) != KUPL_BACKEND_OK) {
         delete pending; // complete() is never called for a refused copy
-        support::bump(counters_.provider_refusals);
+        counters_.bump(support::Counter::provider_refusals);
         return refuse("the copy engine provider refused the copy");
     }
-    support::bump(counters_.provider_copies);
+    counters_.bump(support::Counter::provider_copies);
     return nullptr;
 }
 

@@ -190,7 +190,7 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
         slots_[slot].count.fetch_add(pieces, std::memory_order_relaxed);
     }
     if (wake(slot, pieces > 1))
-        support::bump(counters_.worker_wakes);
+        counters_.bump(support::Counter::worker_wakes);
     return nullptr;
 }
 
@@ -297,7 +297,7 @@ bool SoftwareBackend::try_run_one(int node) {
     // submitted. A helper's wake-up would only repeat that one while the channel is still waking
     // (a system call each piece, ~10 us on a virtual machine).
     if (more && node != -2 && wake(slot, false))
-        support::bump(counters_.worker_wakes);
+        counters_.bump(support::Counter::worker_wakes);
     busy_.fetch_add(1, std::memory_order_relaxed);
     run_piece(piece);
     busy_.fetch_sub(1, std::memory_order_relaxed);
@@ -326,7 +326,7 @@ void SoftwareBackend::run_piece(const Piece &piece) {
     }
     if (timed_from != 0 && c.fail_with == nullptr)
         ns_per_kib_.add((support::now_ns() - timed_from) * 1024 / cost);
-    support::bump(counters_.pieces_executed);
+    counters_.bump(support::Counter::pieces_executed);
     if (trace_start != 0 && KUPL_TRACING()) {
         if (c.trace_threads != nullptr)
             c.trace_threads->fetch_or(std::uint64_t{1} << kupl_trace_thread_index(),
