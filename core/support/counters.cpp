@@ -13,7 +13,7 @@ namespace {
 std::mutex free_slots_mutex;
 unsigned free_slots[kThreadSlots];
 unsigned free_count = 0;
-unsigned next_slot = 0;
+std::atomic<unsigned> next_slot{0}; // slots ever handed out: changed under the mutex
 // Slots free or never handed out (changed under the mutex): with none, a thread takes the shared
 // slot without the lock, however many threads bump.
 std::atomic<unsigned> available{kThreadSlots};
@@ -36,10 +36,11 @@ void after_fork_in_parent() {
 }
 void after_fork_in_child() {
     free_count = 0;
-    for (unsigned slot = 0; slot < next_slot; ++slot)
+    for (unsigned slot = 0; slot < next_slot.load(std::memory_order_relaxed); ++slot)
         if (slot + 1 != thread_slot_plus_one)
             free_slots[free_count++] = slot;
-    available.store(free_count + (kThreadSlots - next_slot), std::memory_order_relaxed);
+    available.store(free_count + (kThreadSlots - next_slot.load(std::memory_order_relaxed)),
+                    std::memory_order_relaxed);
     free_slots_mutex.unlock();
 }
 
@@ -59,6 +60,11 @@ const pthread_key_t *slot_key() {
 
 } // namespace
 
+unsigned slots_handed_out() {
+    // A bump the caller must see came after its thread claimed the slot: so did this store.
+    return next_slot.load(std::memory_order_relaxed);
+}
+
 unsigned claim_thread_slot() {
     const pthread_key_t *key = slot_key();
     if (key == nullptr || available.load(std::memory_order_relaxed) == 0)
@@ -68,8 +74,8 @@ unsigned claim_thread_slot() {
         std::lock_guard<std::mutex> lock(free_slots_mutex);
         if (free_count != 0) {
             slot = free_slots[--free_count];
-        } else if (next_slot < kThreadSlots) {
-            slot = next_slot++;
+        } else if (next_slot.load(std::memory_order_relaxed) < kThreadSlots) {
+            slot = next_slot.fetch_add(1, std::memory_order_relaxed);
         } else {
             return kThreadSlots; // shared; asked again next time, in case one came free
         }

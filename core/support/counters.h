@@ -34,6 +34,7 @@ inline constexpr unsigned kThreadSlots = 256;
 namespace detail {
 inline thread_local unsigned thread_slot_plus_one = 0; // 0: none claimed yet
 unsigned claim_thread_slot();
+unsigned slots_handed_out(); // the slots below this were ever owned
 } // namespace detail
 
 // The calling thread's slot: below kThreadSlots, no other living thread has it (a thread's slot
@@ -58,9 +59,10 @@ class Counters {
 
     // What every thread added so far (a later read by the same thread never reads less).
     std::uint64_t total(Counter which) const {
-        std::uint64_t sum = 0;
-        for (unsigned slot = 0; slot <= kThreadSlots; ++slot)
-            sum += slots_[slot].value[static_cast<unsigned>(which)].load(std::memory_order_relaxed);
+        const unsigned index = static_cast<unsigned>(which);
+        std::uint64_t sum = slots_[kThreadSlots].value[index].load(std::memory_order_relaxed);
+        for (unsigned slot = 0, used = detail::slots_handed_out(); slot < used; ++slot)
+            sum += slots_[slot].value[index].load(std::memory_order_relaxed);
         return sum;
     }
 
