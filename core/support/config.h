@@ -7,9 +7,14 @@
 namespace kupl::support {
 
 struct Config {
-    // Async copies smaller than this, with nothing ahead of them on their queue, run on the
-    // caller and complete at once (a hand-off to a channel costs ~1 us here). KUPL_ASYNC_INLINE_THRESHOLD.
-    std::size_t inline_threshold = 16 * 1024;
+    // Async copies smaller than this (in cost bytes, CopyDescriptor::cost_bytes), with nothing
+    // ahead of them on their queue, run on the caller and complete at once. A hand-off to a
+    // channel costs ~0.5-1 us here: a 16 KiB copy handed off lost both waited for at once (0.45x
+    // of the caller's memcpy hot, 0.47x cold) and beside compute (0.43x / 0.69x of doing it
+    // without KUPL), against 0.64x / 0.77x and 0.85x / 0.90x inline (core_sweep_bench). 64K
+    // would also keep 2D copies of 256 narrow rows off the channels, whose overlap cold (1.50x
+    // of 1.86x) is worth the hand-off. KUPL_ASYNC_INLINE_THRESHOLD.
+    std::size_t inline_threshold = 32 * 1024;
     // Copies at least this large are split across channels. KUPL_MEMCPY_MT_THRESHOLD (vendor name).
     std::size_t mt_threshold = 512 * 1024;
     // kupl_memcpy() uses the engine from this size on. KUPL_MEMCPY_SDMA_THRESHOLD, or the older
