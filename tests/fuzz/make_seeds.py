@@ -9,7 +9,7 @@ import struct
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 
 # Op codes (LLVMFuzzerTestOneInput's switch).
-QC, QD, EC, ED, ER, EW, EQ, EGE, QW, QWE, QWEA, CPY, CPY2, SCPY, SCPY2, SUB, ACQ, WALL, FAULT = range(19)
+QC, QD, EC, ED, ER, EW, EQ, EGE, QW, QWE, QWEA, CPY, CPY2, SCPY, SCPY2, SUB, ACQ, WALL, FAULT, BATCH = range(20)
 
 def q_slot(i): return bytes([i])          # owned queue slot 0..3
 def q_acq(i): return bytes([8 + i])       # acquired: 0 = KUPL_ASYNC_SYNC, 1..3 = indices 0..2
