@@ -85,6 +85,10 @@ std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const 
     options.plan = topology.plan(inputs);
     options.num_channels = static_cast<int>(options.plan.channels.size());
     options.split_threshold = config.mt_threshold;
+    // Copies handed off below the split threshold are halved from 4 inline thresholds (128 KiB by
+    // default) on: halves of 32 KiB lost to a caller's own memcpy when the data was hot
+    // (core_sweep_bench, benchmarks/core/results/README.md).
+    options.halve_threshold = 4 * config.inline_threshold;
     options.nt_threshold = config.nt_threshold > 0 ? config.nt_threshold : default_nt_threshold(topology);
     options.spin_us = config.spin_us;
     options.helpers = config.wait_helps ? 1 : 0;

@@ -55,7 +55,11 @@ TEST(ParkedInline, UnsplitCopyAfterAPauseRunsOnTheCaller) {
     bool ran_inline = false;
     for (int attempt = 0; attempt < 20 && !ran_inline; ++attempt) {
         const Copied c = copy_after_pause(bytes);
-        EXPECT_EQ(c.inline_copies + c.pieces, 1u); // one copy, run in one place
+        // One copy, run in one place: on the caller, or handed over (then in two halves when it
+        // is at least 4 inline thresholds long, which this one is by default).
+        EXPECT_TRUE((c.inline_copies == 1 && c.pieces == 0) ||
+                    (c.inline_copies == 0 && c.pieces >= 1 && c.pieces <= 2))
+            << c.inline_copies << " inline, " << c.pieces << " pieces";
         ran_inline = c.inline_copies == 1;
     }
     EXPECT_TRUE(ran_inline) << "a copy below the split threshold was handed to sleeping channels";

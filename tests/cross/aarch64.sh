@@ -100,13 +100,14 @@ fi
 echo "aarch64 libkupl_mpi.so: $(aarch64-linux-gnu-nm -D --undefined-only "$interposer" | grep -cE ' P?MPI_') MPI imports, all in the target's libmpi"
 
 # Left to the native runs, where they pass:
-# - fork() from a threaded process (core.Fork, ForkHandles, the storms, the fuzzer corpus's fork
-#   ops): qemu-user 7.2 aborts in the child as soon as it starts a thread ("cpu == current_cpu");
+# - fork() from a threaded process (core.Fork, ForkHandles, Counters.AForkedChild..., the storms,
+#   the fuzzer corpus's fork ops): qemu-user 7.2 aborts in the child as soon as it starts a
+#   thread ("cpu == current_cpu");
 # - address-space limits (OutOfMemory, ThreadLimit): RLIMIT_AS caps qemu's own reservations too;
 # - the tests that run a built program from a script (config_warning, kupl_info, stats, the
 #   traced programs of tests/trace): the script execs the aarch64 binary directly, without the
 #   emulator.
-not_under_qemu='^core\.(Fork|ForkHandles|OutOfMemory|ThreadLimit)\.|[Ss]torm|config_warning|kupl_info\.|core\.stats\.|^fuzz\.|^trace\.|^core\.variant\.traced$'
+not_under_qemu='^core\.(Fork|ForkHandles|OutOfMemory|ThreadLimit)\.|^core\.Counters\.AForkedChild|[Ss]torm|config_warning|kupl_info\.|core\.stats\.|^fuzz\.|^trace\.|^core\.variant\.traced$'
 ctest --test-dir "$build" --output-on-failure --timeout 600 -j"$jobs" -L "core|example|omp" -E "$not_under_qemu"
 
 # The emulator orders memory more weakly than the x86-64 host does natively: qemu-user 7.2 lets a

@@ -157,7 +157,12 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     const std::size_t units = one_d ? copy.width : copy.height;
     const std::size_t bytes = copy.cost_bytes();
     std::size_t pieces = 1;
-    if (bytes >= options_.split_threshold && copy.fail_with == nullptr) { // a failing copy: one piece
+    const bool cut = copy.fail_with == nullptr; // a failing copy is one piece
+    const bool split = cut && bytes >= options_.split_threshold;
+    if (cut && !split && options_.halve_threshold != 0 && bytes >= options_.halve_threshold &&
+        options_.helpers > 0)
+        pieces = std::min<std::size_t>(units, 2); // a channel's half and a waiting caller's
+    if (split) {
         // Several pieces per thread so a channel that is slowed down does not hold up the copy,
         // but pieces large enough (>= 128 KiB) that taking one costs nothing in comparison.
         const std::size_t threads = static_cast<std::size_t>(num_channels() + options_.helpers);
@@ -171,7 +176,7 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     // A split copy goes to the channels of the node that holds its destination (one page asked:
     // a system call, worth it only for copies this large), else to any channel.
     std::size_t slot = 0;
-    if (routing_ && pieces > 1) {
+    if (routing_ && split && pieces > 1) {
         const int node = topo::route_copy(plan_, options_.locate(copy.dst));
         if (node >= 0)
             slot = 1 + static_cast<std::size_t>(node);
@@ -189,7 +194,8 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
         list.last = job;
         slots_[slot].count.fetch_add(pieces, std::memory_order_relaxed);
     }
-    if (wake(slot, pieces > 1))
+    // A halved copy wakes no more than one copy would: its second half is the waiting caller's.
+    if (wake(slot, split && pieces > 1))
         counters_.bump(support::Counter::worker_wakes);
     return nullptr;
 }

@@ -24,7 +24,11 @@ namespace kupl::copy {
 struct SoftwareBackendOptions {
     int num_channels = 1;
     std::size_t split_threshold = 512 * 1024; // copies at least this large are split
-    std::size_t nt_threshold = 64 << 20;      // copies at least this large use streaming stores
+    // Copies at least this large but below split_threshold are cut in two, so that a caller who
+    // waits for one at once takes the half no channel has started, and a copy beside compute
+    // still goes to the channels whole (one after the other). 0: never; needs helpers.
+    std::size_t halve_threshold = 0;
+    std::size_t nt_threshold = 64 << 20; // copies at least this large use streaming stores
     unsigned spin_us = 50;
     int helpers = 1; // threads besides the channels that take pieces (waiting callers)
     topo::ThreadBinding binding = topo::ThreadBinding::numa_node;

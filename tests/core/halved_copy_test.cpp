@@ -1,0 +1,130 @@
+// Issue 13: a copy handed to an awake channel that is too short to split (at least 4 inline
+// thresholds, below KUPL_MEMCPY_MT_THRESHOLD) goes in two halves, so that a caller who waits for
+// it at once copies the half no channel has started instead of only waiting. Counters say how
+// many pieces ran; every byte is checked, and the bytes between 2D rows are left alone.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "kupl.h"
+#include "kupl_ext.h"
+
+namespace {
+
+struct Ran {
+    std::uint64_t inline_copies, pieces;
+};
+
+class HalvedCopy : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ASSERT_EQ(kuplx_get_engine_info(&info_), KUPL_OK);
+        queue_ = kupl_queue_create();
+        event_ = kupl_event_create();
+        ASSERT_NE(queue_, nullptr);
+        ASSERT_NE(event_, nullptr);
+        // 8 split thresholds: always worth waking the channels (a shorter split copy may run on
+        // the caller when wake-ups are measured dear).
+        wake_src_.assign(8 * info_.mt_threshold, 1);
+        wake_dst_.assign(8 * info_.mt_threshold, 0);
+    }
+    void TearDown() override {
+        kupl_event_destroy(event_);
+        kupl_queue_destroy(queue_);
+    }
+
+    // A long split copy first (the channels work on it, then spin), then the copy under test right
+    // after, waited for at once. Returns where the copy under test ran.
+    template <typename Submit> Ran after_a_split_copy(Submit submit) {
+        EXPECT_EQ(kupl_memcpy_async(wake_dst_.data(), wake_src_.data(), wake_src_.size(), queue_, event_),
+                  KUPL_OK);
+        EXPECT_EQ(kupl_event_wait(event_), KUPL_OK);
+        kuplx_counters_t before{}, after{};
+        EXPECT_EQ(kuplx_get_counters(&before), KUPL_OK);
+        EXPECT_EQ(submit(), KUPL_OK);
+        EXPECT_EQ(kupl_event_wait(event_), KUPL_OK);
+        EXPECT_EQ(kuplx_get_counters(&after), KUPL_OK);
+        return {after.copies_inline - before.copies_inline, after.pieces_executed - before.pieces_executed};
+    }
+
+    kuplx_engine_info_t info_{};
+    kupl_queue_h queue_ = nullptr;
+    kupl_event_h event_ = nullptr;
+    std::vector<unsigned char> wake_src_, wake_dst_;
+};
+
+// The channels spin for KUPL_SPIN_US after the split copy; a test thread preempted longer than
+// that finds them asleep, and then the copy rightly runs on it. A few tries find them awake.
+constexpr int kTries = 20;
+
+TEST_F(HalvedCopy, A1DCopyHandedToAnAwakeChannelRunsInTwoHalves) {
+    const std::size_t bytes = 4 * info_.inline_threshold + 4 * 1024 + 5; // odd: halves end mid-line
+    if (info_.inline_threshold == 0 || bytes >= info_.mt_threshold || info_.num_channels < 1)
+        GTEST_SKIP() << "thresholds leave no halved sizes";
+    std::vector<unsigned char> src(bytes), dst(bytes);
+    for (std::size_t i = 0; i < bytes; ++i)
+        src[i] = static_cast<unsigned char>(i * 13 + 5);
+    bool handed_over = false;
+    for (int attempt = 0; attempt < kTries && !handed_over; ++attempt) {
+        std::memset(dst.data(), 0, bytes);
+        const Ran ran = after_a_split_copy(
+            [&] { return kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_); });
+        ASSERT_EQ(std::memcmp(dst.data(), src.data(), bytes), 0) << "attempt " << attempt;
+        handed_over = ran.inline_copies == 0;
+        if (handed_over)
+            EXPECT_EQ(ran.pieces, 2u) << "a copy of " << bytes << " B handed over";
+        else
+            EXPECT_EQ(ran.pieces, 0u);
+    }
+    EXPECT_TRUE(handed_over) << "the channels were never awake after a split copy";
+}
+
+TEST_F(HalvedCopy, A2DCopyIsHalvedByRowsAndLeavesTheGapsAlone) {
+    // 64 B rows 4160 B apart: each row costs two lines (CopyDescriptor::cost_bytes).
+    const std::size_t width = 64, pitch = 4160;
+    const std::size_t rows = (4 * info_.inline_threshold) / 128 + 3;
+    if (info_.inline_threshold == 0 || rows * 128 >= info_.mt_threshold || info_.num_channels < 1)
+        GTEST_SKIP() << "thresholds leave no halved sizes";
+    std::vector<unsigned char> src(rows * pitch), dst(rows * pitch);
+    for (std::size_t i = 0; i < src.size(); ++i)
+        src[i] = static_cast<unsigned char>(i * 29 + 3);
+    bool handed_over = false;
+    for (int attempt = 0; attempt < kTries && !handed_over; ++attempt) {
+        std::memset(dst.data(), 0xee, dst.size());
+        const Ran ran = after_a_split_copy([&] {
+            return kupl_memcpy2d_async(dst.data(), pitch, src.data(), pitch, width, rows, queue_, event_);
+        });
+        for (std::size_t r = 0; r < rows; ++r) {
+            ASSERT_EQ(std::memcmp(dst.data() + r * pitch, src.data() + r * pitch, width), 0) << "row " << r;
+            for (std::size_t i = width; r + 1 < rows && i < pitch; ++i)
+                ASSERT_EQ(dst[r * pitch + i], 0xee) << "row " << r << " gap byte " << i;
+        }
+        handed_over = ran.inline_copies == 0;
+        if (handed_over)
+            EXPECT_EQ(ran.pieces, 2u);
+        else
+            EXPECT_EQ(ran.pieces, 0u);
+    }
+    EXPECT_TRUE(handed_over) << "the channels were never awake after a split copy";
+}
+
+// Below 4 inline thresholds a handed-over copy stays whole: one piece.
+TEST_F(HalvedCopy, AShorterCopyHandedOverStaysWhole) {
+    const std::size_t bytes = 2 * info_.inline_threshold + 100;
+    if (info_.inline_threshold == 0 || bytes >= info_.mt_threshold || info_.num_channels < 1)
+        GTEST_SKIP() << "thresholds leave no unhalved sizes";
+    std::vector<unsigned char> src(bytes, 0x5a), dst(bytes);
+    bool handed_over = false;
+    for (int attempt = 0; attempt < kTries && !handed_over; ++attempt) {
+        std::memset(dst.data(), 0, bytes);
+        const Ran ran = after_a_split_copy(
+            [&] { return kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_); });
+        ASSERT_EQ(std::memcmp(dst.data(), src.data(), bytes), 0);
+        handed_over = ran.inline_copies == 0;
+        EXPECT_EQ(ran.pieces, handed_over ? 1u : 0u);
+    }
+    EXPECT_TRUE(handed_over) << "the channels were never awake after a split copy";
+}
+
+} // namespace
