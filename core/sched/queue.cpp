@@ -203,7 +203,8 @@ bool Queue::retire_head(Op &head) {
 }
 
 void Queue::count_failure() {
-    failures_since_wait_.fetch_add(1, std::memory_order_relaxed); // published by finished_ later
+    // Relaxed: published by the release of state_ (and, for an op, by finished_) that follows.
+    failures_since_wait_.fetch_add(1, std::memory_order_relaxed);
     ++failures_since_record_;
 }
 

@@ -107,7 +107,7 @@ class Queue : public std::enable_shared_from_this<Queue> {
     static constexpr std::uint64_t kOneTicket = 2;
     static std::uint64_t tickets(std::uint64_t state) { return state / kOneTicket; }
     // Failed ops since the last wait_all / record: counted by the dispatching thread (one at a
-    // time, handed on under mutex_) before it counts the op as finished.
+    // time, handed on through state_'s dispatching bit) before it counts the op as finished.
     std::atomic<unsigned> failures_since_wait_{0};
     unsigned failures_since_record_ = 0;
     std::atomic<std::uint64_t> finished_{0};
