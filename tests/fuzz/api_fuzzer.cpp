@@ -846,6 +846,33 @@ void op_queue_wait_event(Reader &in, bool async) {
     observe_complete(s);
 }
 
+// A NULL-queue op without an event would be invisible to the model: it gets a hidden one (only
+// when it is expected to be accepted).
+kupl_event_h hidden_event_for(const QueueArg &q, const EventArg &e, Expect want) {
+    if (!q.is_null || !e.is_null || want.code != KUPL_OK || want.either)
+        return nullptr;
+    kupl_event_h hidden = kupl_event_create();
+    if (hidden == nullptr)
+        violation("kupl_event_create (hidden) failed");
+    return hidden;
+}
+
+// Models what an accepted op at `index` of `lane` records: its event (or hidden event), and on
+// the synchronous queue that everything there is done. True if the lane is that queue.
+bool model_accepted(int lane, uint64_t index, const EventArg &e, kupl_event_h hidden, bool fails) {
+    if (e.valid)
+        model_record(g_events[e.slot], lane, index, fails);
+    if (hidden)
+        g_hidden.push_back({hidden, lane, fails});
+    Lane &l = g_lanes[lane];
+    if (!l.synchronous)
+        return false;
+    // The submit waited for the queue: everything on it is done, failures reported.
+    l.failures_since_wait = 0;
+    settle_lane_after_wait(lane);
+    return true;
+}
+
 void op_copy(Reader &in, bool two_d, bool sync) {
     CopyShape c = pick_copy(in, two_d);
     QueueArg q;
@@ -876,13 +903,7 @@ void op_copy(Reader &in, bool two_d, bool sync) {
         want = rerecord_expectation(g_events[e.slot]);
 
     int rc;
-    // A NULL-queue copy without an event would be invisible to the model: give it a hidden one.
-    kupl_event_h hidden = nullptr;
-    if (!sync && q.is_null && e.is_null && want.code == KUPL_OK && !want.either) {
-        hidden = kupl_event_create();
-        if (hidden == nullptr)
-            violation("kupl_event_create (hidden) failed");
-    }
+    const kupl_event_h hidden = hidden_event_for(q, e, want); // none for synchronous copies
     const kupl_event_h ev = hidden ? hidden : e.handle;
     if (sync) {
         trace("memcpy%s(%s)", two_d ? "2d" : "", what);
@@ -937,16 +958,8 @@ void op_copy(Reader &in, bool two_d, bool sync) {
         l.failed_since_record = true;
         ++l.failures_since_wait;
     }
-    if (e.valid)
-        model_record(g_events[e.slot], lane, index, fails);
-    if (hidden)
-        g_hidden.push_back({hidden, lane, fails});
-    if (l.synchronous) {
-        // The submit waited for the queue: everything on it is done, failures reported.
-        l.failures_since_wait = 0;
-        settle_lane_after_wait(lane);
+    if (model_accepted(lane, index, e, hidden, fails))
         return;
-    }
     if (g_faults_armed > 0 || fails) {
         // Serialized: learn now whether it failed.
         if (q.valid) {
@@ -1002,13 +1015,7 @@ void op_batch(Reader &in) {
     if (accepted_if_ok && e.valid)
         want = rerecord_expectation(g_events[e.slot]);
 
-    // A NULL-queue batch without an event would be invisible to the model: give it a hidden one.
-    kupl_event_h hidden = nullptr;
-    if (q.is_null && e.is_null && want.code == KUPL_OK && !want.either) {
-        hidden = kupl_event_create();
-        if (hidden == nullptr)
-            violation("kupl_event_create (hidden) failed");
-    }
+    const kupl_event_h hidden = hidden_event_for(q, e, want);
     const kupl_event_h ev = hidden ? hidden : e.handle;
     trace("memcpy_batch_async(%zu pieces%s, q=%p, e=%p)", count, null_array ? " (NULL array)" : "",
           static_cast<void *>(q.handle), static_cast<void *>(ev));
@@ -1028,15 +1035,7 @@ void op_batch(Reader &in) {
     const uint64_t index = ++l.enqueued;
     for (size_t i = 0; i < count; ++i)
         l.pending.push_back({index, shapes[i].writes, shapes[i].reads});
-    if (e.valid)
-        model_record(g_events[e.slot], lane, index, false);
-    if (hidden)
-        g_hidden.push_back({hidden, lane, false});
-    if (l.synchronous) {
-        // The submit waited for the queue: everything on it is done.
-        l.failures_since_wait = 0;
-        settle_lane_after_wait(lane);
-    }
+    model_accepted(lane, index, e, hidden, false);
 }
 
 void op_submit(Reader &in) {
