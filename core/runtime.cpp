@@ -172,7 +172,7 @@ Runtime::Runtime(std::uint64_t generation_number)
     faults.arm(config.fault_inject);
 }
 
-Runtime *Runtime::get() {
+[[gnu::hot]] Runtime *Runtime::get() {
     // While exit() drains, the runtime keeps serving: a thread that waits really waits, and work
     // that still-running items submit is drained too (issue 9: a wait racing exit() failed).
     Runtime *runtime = current.load(std::memory_order_acquire);

@@ -48,7 +48,7 @@ void report_exception(const char *function) {
     }
 }
 
-Runtime *runtime_for(const char *function) {
+[[gnu::hot]] Runtime *runtime_for(const char *function) {
     Runtime *runtime = Runtime::get();
     if (runtime == nullptr)
         fail(function, "the runtime is not available (process exiting or start-up failed)");
@@ -83,14 +83,14 @@ std::shared_ptr<sched::Event> find_event(Runtime &runtime, kupl_event_h event, c
     return found;
 }
 
-sched::Queue *borrow_queue(Runtime &runtime, kupl_queue_h queue, const char *function) {
+[[gnu::hot]] sched::Queue *borrow_queue(Runtime &runtime, kupl_queue_h queue, const char *function) {
     sched::Queue *found = queue != nullptr ? runtime.queues.borrow(queue) : nullptr;
     if (found == nullptr)
         report_missing(function, queue, "queue", "a queue");
     return found;
 }
 
-sched::Event *borrow_event(Runtime &runtime, kupl_event_h event, const char *function) {
+[[gnu::hot]] sched::Event *borrow_event(Runtime &runtime, kupl_event_h event, const char *function) {
     sched::Event *found = event != nullptr ? runtime.events.borrow(event) : nullptr;
     if (found == nullptr)
         report_missing(function, event, "event", "an event");

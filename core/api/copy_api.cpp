@@ -17,8 +17,9 @@ namespace {
 // Checks a 2D copy and fills a descriptor; contiguous shapes become 1D. Returns KUPL_OK or
 // KUPL_ERROR (logged on behalf of `function`): NULL pointers, widths above a pitch, regions that
 // wrap around the address space, overlapping source and destination.
-int describe_copy(const char *function, void *dst, std::size_t dpitch, const void *src, std::size_t spitch,
-                  std::size_t width, std::size_t height, kupl::copy::CopyDescriptor &out) {
+[[gnu::hot]] int describe_copy(const char *function, void *dst, std::size_t dpitch, const void *src,
+                               std::size_t spitch, std::size_t width, std::size_t height,
+                               kupl::copy::CopyDescriptor &out) {
     out = {};
     if (width == 0 || height == 0)
         return KUPL_OK; // nothing to copy; still a valid call
@@ -66,7 +67,7 @@ std::uint64_t next_trace_copy() {
     return count.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
-int copy_sync(const char *function, const kupl::copy::CopyDescriptor &copy) {
+[[gnu::hot]] int copy_sync(const char *function, const kupl::copy::CopyDescriptor &copy) {
     kupl::Runtime *runtime = kupl::api::runtime_for(function);
     if (runtime == nullptr)
         return KUPL_ERROR;
@@ -94,7 +95,7 @@ struct Destination {
 
     // Finds the queue and the event and begins the event's record. From a successful return on,
     // the record must be settled (hand_over() or an op-less copy does it).
-    int resolve(const char *function, kupl_queue_h queue, kupl_event_h event) {
+    [[gnu::hot]] int resolve(const char *function, kupl_queue_h queue, kupl_event_h event) {
         runtime = kupl::api::runtime_for(function);
         if (runtime == nullptr)
             return KUPL_ERROR;
@@ -139,8 +140,8 @@ struct Destination {
     }
 };
 
-int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kupl_queue_h queue,
-               kupl_event_h event) {
+[[gnu::hot]] int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kupl_queue_h queue,
+                            kupl_event_h event) {
     Destination to;
     if (to.resolve(function, queue, event) != KUPL_OK)
         return KUPL_ERROR;
@@ -165,8 +166,8 @@ int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kup
 
 extern "C" {
 
-int kupl_memcpy(void *dst, const void *src, size_t count) {
-    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+[[gnu::hot]] int kupl_memcpy(void *dst, const void *src, size_t count) {
+    return guarded(__func__, KUPL_ERROR, [&] [[gnu::hot]] (const char *function) {
         kupl::copy::CopyDescriptor copy;
         if (describe_copy(function, dst, count, src, count, count, 1, copy) != KUPL_OK)
             return KUPL_ERROR;
@@ -174,8 +175,9 @@ int kupl_memcpy(void *dst, const void *src, size_t count) {
     });
 }
 
-int kupl_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height) {
-    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+[[gnu::hot]] int kupl_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                               size_t height) {
+    return guarded(__func__, KUPL_ERROR, [&] [[gnu::hot]] (const char *function) {
         kupl::copy::CopyDescriptor copy;
         if (describe_copy(function, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)
             return KUPL_ERROR;
@@ -183,8 +185,9 @@ int kupl_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch, size
     });
 }
 
-int kupl_memcpy_async(void *dst, const void *src, size_t count, kupl_queue_h queue, kupl_event_h event) {
-    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+[[gnu::hot]] int kupl_memcpy_async(void *dst, const void *src, size_t count, kupl_queue_h queue,
+                                   kupl_event_h event) {
+    return guarded(__func__, KUPL_ERROR, [&] [[gnu::hot]] (const char *function) {
         kupl::copy::CopyDescriptor copy;
         if (describe_copy(function, dst, count, src, count, count, 1, copy) != KUPL_OK)
             return KUPL_ERROR;
@@ -192,9 +195,9 @@ int kupl_memcpy_async(void *dst, const void *src, size_t count, kupl_queue_h que
     });
 }
 
-int kupl_memcpy2d_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-                        kupl_queue_h queue, kupl_event_h event) {
-    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+[[gnu::hot]] int kupl_memcpy2d_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                     size_t height, kupl_queue_h queue, kupl_event_h event) {
+    return guarded(__func__, KUPL_ERROR, [&] [[gnu::hot]] (const char *function) {
         kupl::copy::CopyDescriptor copy;
         if (describe_copy(function, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)
             return KUPL_ERROR;

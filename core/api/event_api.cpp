@@ -68,8 +68,8 @@ int kupl_event_record(kupl_event_h event, kupl_queue_h queue) {
     });
 }
 
-int kupl_event_wait(kupl_event_h event) {
-    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+[[gnu::hot]] int kupl_event_wait(kupl_event_h event) {
+    return guarded(__func__, KUPL_ERROR, [&] [[gnu::hot]] (const char *function) {
         kupl::Runtime *runtime = runtime_for(function);
         if (runtime == nullptr)
             return KUPL_ERROR;
@@ -108,8 +108,8 @@ int kupl_event_wait(kupl_event_h event) {
     });
 }
 
-int kupl_event_query(kupl_event_h event) {
-    return guarded(__func__, KUPL_ERROR, [&](const char *function) {
+[[gnu::hot]] int kupl_event_query(kupl_event_h event) {
+    return guarded(__func__, KUPL_ERROR, [&] [[gnu::hot]] (const char *function) {
         kupl::Runtime *runtime = runtime_for(function);
         if (runtime == nullptr)
             return KUPL_ERROR;

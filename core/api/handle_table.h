@@ -54,7 +54,7 @@ template <typename T> class HandleTable {
     // pointer stays valid until this thread's next look-up in a table of this type, because this
     // thread's cache holds the object until then, even if another thread destroys the handle
     // meanwhile. For calls that look up each handle once and run no user code while they use it.
-    T *borrow(const void *handle) const {
+    [[gnu::hot]] T *borrow(const void *handle) const {
         const auto key = reinterpret_cast<std::uintptr_t>(handle);
         LastFound &last = last_found();
         const std::uint64_t removals = removals_.load(std::memory_order_acquire);

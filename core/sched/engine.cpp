@@ -60,7 +60,7 @@ Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend>
     : config_(config), backend_(std::move(backend)), executor_(std::move(executor)), num_cores_(num_cores),
       counters_(counters), faults_(faults) {}
 
-void Engine::copy_now(const copy::CopyDescriptor &c) {
+[[gnu::hot]] void Engine::copy_now(const copy::CopyDescriptor &c) {
     const std::uint64_t trace_start = KUPL_TRACING() ? kupl_trace_now() : 0;
     if (c.height == 1)
         copy::copy_bytes(c.dst, c.src, c.width, false);
@@ -85,19 +85,20 @@ void Engine::copy_now(const copy::CopyDescriptor &c) {
 // a channel for the first small one of a loop costs more than the copy. The copy that makes the
 // stream worth a wake-up hands off (the channels are then awake for the rest); a pause of
 // kStreamWindowNs after the previous copy was done starts a new stream.
-std::size_t Engine::parked_stream_with(const copy::CopyDescriptor &copy) const {
+[[gnu::hot]] std::size_t Engine::parked_stream_with(const copy::CopyDescriptor &copy) const {
     const std::uint64_t last = last_parked_copy_ns_.load(std::memory_order_relaxed);
     const std::size_t before =
         support::now_ns() - last > kStreamWindowNs ? 0 : parked_stream_bytes_.load(std::memory_order_relaxed);
     return before + copy.cost_bytes();
 }
 
-void Engine::end_parked_copy(std::size_t stream_bytes) {
+[[gnu::hot]] void Engine::end_parked_copy(std::size_t stream_bytes) {
     parked_stream_bytes_.store(stream_bytes, std::memory_order_relaxed);
     last_parked_copy_ns_.store(support::now_ns(), std::memory_order_relaxed);
 }
 
-Engine::Placement Engine::place(const copy::CopyDescriptor &copy, std::size_t *stream_bytes) const {
+[[gnu::hot]] Engine::Placement Engine::place(const copy::CopyDescriptor &copy,
+                                             std::size_t *stream_bytes) const {
     if (copy.bytes() == 0 || copy.cost_bytes() < config_.inline_threshold)
         return Placement::small;
     if (backend_->ready())
@@ -106,16 +107,16 @@ Engine::Placement Engine::place(const copy::CopyDescriptor &copy, std::size_t *s
     return worth_waking(*stream_bytes) ? Placement::parked_hand_off : Placement::parked_inline;
 }
 
-bool Engine::copies_inline(const copy::CopyDescriptor &copy, std::size_t *parked_stream) const {
+[[gnu::hot]] bool Engine::copies_inline(const copy::CopyDescriptor &copy, std::size_t *parked_stream) const {
     *parked_stream = 0;
     return on_caller(place(copy, parked_stream));
 }
 
-bool Engine::worth_waking(std::size_t cost_bytes) const {
+[[gnu::hot]] bool Engine::worth_waking(std::size_t cost_bytes) const {
     return cost_bytes >= config_.mt_threshold && backend_->worth_waking(cost_bytes);
 }
 
-const char *Engine::copy_inline(const copy::CopyDescriptor &copy, bool fail) {
+[[gnu::hot]] const char *Engine::copy_inline(const copy::CopyDescriptor &copy, bool fail) {
     if (fail)
         return injected_fault;
     if (copy.bytes() != 0)
@@ -123,15 +124,15 @@ const char *Engine::copy_inline(const copy::CopyDescriptor &copy, bool fail) {
     return nullptr;
 }
 
-void Engine::count_copy(const copy::CopyDescriptor &copy, const char *error) {
+[[gnu::hot]] void Engine::count_copy(const copy::CopyDescriptor &copy, const char *error) {
     if (error != nullptr)
         counters_.bump(support::Counter::copies_failed);
     else
         counters_.bump(support::Counter::bytes_copied, copy.bytes());
 }
 
-const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, std::size_t parked_stream, Event *signal,
-                                 std::uint64_t generation) {
+[[gnu::hot]] const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, std::size_t parked_stream,
+                                              Event *signal, std::uint64_t generation) {
     counters_.bump(support::Counter::copies_submitted);
     const char *error = copy_inline(copy, faults_.should_fail());
     if (parked_stream != 0)
@@ -300,7 +301,7 @@ void Engine::run_unordered(std::unique_ptr<Op> op) {
     }
 }
 
-const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
+[[gnu::hot]] const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
     counters_.bump(support::Counter::copies_submitted);
     const bool fail = faults_.should_fail();
     // Waited for at once: while every channel sleeps, a copy that does not pay for waking one

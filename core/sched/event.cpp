@@ -6,7 +6,7 @@
 
 namespace kupl::sched {
 
-std::uint64_t Event::begin_record(const void *queue) {
+[[gnu::hot]] std::uint64_t Event::begin_record(const void *queue) {
     // No lock: the compare-and-swap makes one caller the record's owner, and the fields below have
     // no other writer until the record it begins is complete.
     std::uint64_t recorded = recorded_.load(std::memory_order_relaxed);
@@ -24,7 +24,7 @@ std::uint64_t Event::begin_record(const void *queue) {
     return generation;
 }
 
-void Event::complete(std::uint64_t generation, const char *error) noexcept {
+[[gnu::hot]] void Event::complete(std::uint64_t generation, const char *error) noexcept {
     if (error != nullptr)
         error_.store(error, std::memory_order_relaxed); // one record outstanding: no other writer
     // Most records have no op waiting on them: then no lock. when_complete() sets has_waiters_
@@ -60,7 +60,7 @@ void Event::complete(std::uint64_t generation, const char *error) noexcept {
     }
 }
 
-int Event::status() const {
+[[gnu::hot]] int Event::status() const {
     const std::uint64_t recorded = recorded_.load(std::memory_order_acquire);
     if (recorded == 0)
         return KUPL_EVENT_STATUS_CREATED;
@@ -100,7 +100,7 @@ const void *Event::record_queue(std::uint64_t generation) const {
     }
 }
 
-const char *Event::error() const {
+[[gnu::hot]] const char *Event::error() const {
     // Ordered after the completion the caller saw: completed_ is stored (seq_cst) after error_.
     return error_.load(std::memory_order_acquire);
 }

@@ -98,7 +98,8 @@ std::uint64_t Queue::enqueue(std::unique_ptr<Op> op) {
     return ticket;
 }
 
-bool Queue::try_copy_at_once(const copy::CopyDescriptor &copy, Event *signal, std::uint64_t generation) {
+[[gnu::hot]] bool Queue::try_copy_at_once(const copy::CopyDescriptor &copy, Event *signal,
+                                          std::uint64_t generation) {
     if (synchronous_)
         return false;
     std::size_t parked_stream;
@@ -225,7 +226,7 @@ bool Queue::count_finished() {
     return more;
 }
 
-bool Queue::idle_unless_more(std::uint64_t finished) {
+[[gnu::hot]] bool Queue::idle_unless_more(std::uint64_t finished) {
     // A ticket beyond `finished` has its op in ops_ (appended before the ticket, under mutex_,
     // which drain() takes): then this thread dispatches it.
     std::uint64_t state = state_.load(std::memory_order_seq_cst);

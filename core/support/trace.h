@@ -18,7 +18,7 @@ namespace kupl::support {
 // copies), when tracing. `args` is filled in before the end, if wanted.
 class TraceScope {
   public:
-    TraceScope(const char *category, const char *name)
+    [[gnu::hot]] TraceScope(const char *category, const char *name)
         : category_(category), name_(name), start_(KUPL_TRACING() ? kupl_trace_now() : 0) {}
     ~TraceScope() {
         if (start_ != 0 && KUPL_TRACING())

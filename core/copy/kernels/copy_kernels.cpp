@@ -57,7 +57,7 @@ void rows_memcpy(char *dst, std::size_t dpitch, const char *src, std::size_t spi
 
 } // namespace
 
-void copy_bytes(void *dst, const void *src, std::size_t n, bool non_temporal) {
+[[gnu::hot]] void copy_bytes(void *dst, const void *src, std::size_t n, bool non_temporal) {
     if (non_temporal && n >= 4096) {
         detail::copy_streaming(static_cast<char *>(dst), static_cast<const char *>(src), n);
         return;

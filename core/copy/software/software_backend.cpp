@@ -200,7 +200,7 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     return nullptr;
 }
 
-SoftwareBackend::MeasuredWakeUp SoftwareBackend::measured_wake_up() const {
+[[gnu::hot]] SoftwareBackend::MeasuredWakeUp SoftwareBackend::measured_wake_up() const {
     MeasuredWakeUp m;
     for (const support::IdleWorkers &group : idle_) {
         m.latency_ns = std::max(m.latency_ns, group.wake_cost.latency_ns());
@@ -221,7 +221,7 @@ SoftwareBackend::MeasuredWakeUp SoftwareBackend::measured_wake_up() const {
     return m;
 }
 
-bool SoftwareBackend::worth_waking(std::size_t cost_bytes) const {
+[[gnu::hot]] bool SoftwareBackend::worth_waking(std::size_t cost_bytes) const {
     // Long copies always: a hand-off waited for at once costs the caller the wake-up call and
     // little else even if no channel comes soon, a few percent of a copy this long.
     if (cost_bytes >= kAlwaysWakeSplits * options_.split_threshold)

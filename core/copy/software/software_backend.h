@@ -54,7 +54,7 @@ class SoftwareBackend final : public CopyBackend {
     int busy_threads() const override { return busy_.load(std::memory_order_relaxed); }
     bool idle() const override { return unfinished_jobs_.load(std::memory_order_seq_cst) == 0; }
     // A channel is spinning (in any node's group) or copying: a hand-off costs no wake-up.
-    bool ready() const override {
+    [[gnu::hot]] bool ready() const override {
         if (busy_.load(std::memory_order_relaxed) > 0)
             return true;
         for (const support::IdleWorkers &group : idle_)
