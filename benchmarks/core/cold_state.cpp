@@ -31,44 +31,14 @@
 #endif
 
 #include "kupl.h"
+#include "standalone_timing.h"
 
 namespace {
 
+using standalone_timing::alloc_pages;
+using standalone_timing::die;
+using standalone_timing::median;
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-[[noreturn]] void die(const char *what) {
-    std::fprintf(stderr, "core_cold_state_bench: %s\n", what);
-    std::exit(1);
-}
-
-unsigned char *alloc_pages(size_t bytes) {
-    void *p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
-    if (p == nullptr)
-        die("out of memory");
-    return static_cast<unsigned char *>(p);
-}
-
-bool parse_size(const char *text, size_t *out) {
-    char *end = nullptr;
-    const unsigned long long value = std::strtoull(text, &end, 10);
-    if (end == text)
-        return false;
-    size_t scale = 1;
-    if (*end == 'K' || *end == 'k')
-        scale = 1024, ++end;
-    else if (*end == 'M' || *end == 'm')
-        scale = 1024 * 1024, ++end;
-    if (*end != '\0' || value == 0)
-        return false;
-    *out = static_cast<size_t>(value) * scale;
-    return true;
-}
 
 volatile std::uint64_t g_sink;
 
@@ -183,8 +153,8 @@ int main(int argc, char **argv) {
             std::string list = arg.substr(8);
             for (size_t start = 0; start <= list.size();) {
                 const size_t comma = std::min(list.find(',', start), list.size());
-                size_t bytes = 0;
-                if (!parse_size(list.substr(start, comma - start).c_str(), &bytes))
+                const size_t bytes = standalone_timing::parse_size(list.substr(start, comma - start));
+                if (bytes == 0)
                     return std::fprintf(stderr, "core_cold_state_bench: bad size in %s\n", arg.c_str()), 2;
                 sizes.push_back(bytes);
                 start = comma + 1;

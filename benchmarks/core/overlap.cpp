@@ -25,60 +25,29 @@
 
 #include "kupl.h"
 #include "kupl_ext.h"
+#include "standalone_timing.h"
 
 namespace {
 
+using standalone_timing::compute;
+using standalone_timing::die;
+using standalone_timing::median;
+using standalone_timing::parse_size;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// A dependent chain of multiply/xor-shift steps: bound by the core, not by memory,
-// so any slowdown while the copy runs comes from sharing the machine, not the data.
-__attribute__((noinline)) uint64_t compute(uint64_t iterations, uint64_t x) {
-    for (uint64_t i = 0; i < iterations; ++i) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        x ^= x >> 29;
-    }
-    return x;
-}
-
+// compute(): bound by the core, not by memory, so any slowdown while the copy runs comes from
+// sharing the machine, not the data.
 volatile uint64_t g_sink; // keeps compute() results alive
-
-[[noreturn]] void die(const char *what) {
-    std::fprintf(stderr, "overlap: %s failed\n", what);
-    std::exit(1);
-}
 
 struct Args {
     std::vector<size_t> sizes{4u << 20, 64u << 20, 256u << 20};
     int reps = 15;
     std::string json;
 };
-
-size_t parse_size(const std::string &text) {
-    char *end = nullptr;
-    const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
-    const std::string unit = end ? end : "";
-    if (value == 0 || end == text.c_str())
-        return 0;
-    if (unit.empty())
-        return value;
-    if (unit == "K" || unit == "k")
-        return value << 10;
-    if (unit == "M" || unit == "m")
-        return value << 20;
-    if (unit == "G" || unit == "g")
-        return value << 30;
-    return 0;
-}
 
 Args parse_args(int argc, char **argv) {
     Args args;
@@ -129,14 +98,14 @@ class Bench {
         src_ = static_cast<unsigned char *>(std::aligned_alloc(4096, round_up(bytes)));
         dst_ = static_cast<unsigned char *>(std::aligned_alloc(4096, round_up(bytes)));
         if (src_ == nullptr || dst_ == nullptr)
-            die("allocation");
+            die("allocation failed");
         for (size_t i = 0; i < bytes; ++i)
             src_[i] = static_cast<unsigned char>(i * 7 + (i >> 13));
         std::memset(dst_, 0, bytes);
         queue_ = kupl_queue_create();
         event_ = kupl_event_create();
         if (queue_ == nullptr || event_ == nullptr)
-            die("kupl_queue_create / kupl_event_create");
+            die("kupl_queue_create / kupl_event_create failed");
     }
     ~Bench() {
         kupl_event_destroy(event_);
@@ -199,7 +168,7 @@ class Bench {
         double a, b, c, d;
         time_together(a, b, c, d);
         if (std::memcmp(dst_, src_, bytes_) != 0)
-            die("verification of the copied bytes");
+            die("verification of the copied bytes failed");
     }
 
     // CPUs the caller was on when it submitted the overlapped copies.
@@ -209,11 +178,11 @@ class Bench {
     static size_t round_up(size_t n) { return (n + 4095) / 4096 * 4096; }
     void submit() {
         if (kupl_memcpy_async(dst_, src_, bytes_, queue_, event_) != KUPL_OK)
-            die("kupl_memcpy_async");
+            die("kupl_memcpy_async failed");
     }
     void wait() {
         if (kupl_event_wait(event_) != KUPL_OK)
-            die("kupl_event_wait");
+            die("kupl_event_wait failed");
     }
 
     size_t bytes_;

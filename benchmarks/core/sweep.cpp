@@ -42,36 +42,21 @@
 
 #include "kupl.h"
 #include "kupl_ext.h"
+#include "standalone_timing.h"
 
 namespace {
 
+using standalone_timing::alloc_pages;
+using standalone_timing::compute;
+using standalone_timing::die;
+using standalone_timing::median;
+using standalone_timing::parse_size;
 using Clock = std::chrono::steady_clock;
 
 inline double ns_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
 }
 
-double median(std::vector<double> v) {
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-[[noreturn]] void die(const char *what) {
-    std::fprintf(stderr, "sweep: %s\n", what);
-    std::exit(1);
-}
-
-// A dependent chain of multiply/xor-shift steps: bound by the core, not by memory.
-__attribute__((noinline)) uint64_t compute(uint64_t iterations, uint64_t x) {
-    for (uint64_t i = 0; i < iterations; ++i) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        x ^= x >> 29;
-    }
-    return x;
-}
 volatile uint64_t g_sink;
 
 // The caller's own 2D copy: what a program writes without a 2D copy call.
@@ -79,14 +64,6 @@ __attribute__((noinline)) void memcpy_rows(unsigned char *dst, size_t dpitch, co
                                            size_t spitch, size_t width, size_t height) {
     for (size_t r = 0; r < height; ++r)
         std::memcpy(dst + r * dpitch, src + r * spitch, width);
-}
-
-unsigned char *alloc_pages(size_t bytes) {
-    const size_t rounded = (bytes + 4095) / 4096 * 4096;
-    auto *p = static_cast<unsigned char *>(std::aligned_alloc(4096, rounded));
-    if (p == nullptr)
-        die("out of memory");
-    return p;
 }
 
 struct Case {
@@ -308,23 +285,6 @@ double calibrate_compute() {
     return median(per_iter);
 }
 
-size_t parse_size(const std::string &text) {
-    char *end = nullptr;
-    const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
-    const std::string unit = end ? end : "";
-    if (value == 0 || end == text.c_str())
-        return 0;
-    if (unit.empty())
-        return value;
-    if (unit == "K")
-        return value << 10;
-    if (unit == "M")
-        return value << 20;
-    if (unit == "G")
-        return value << 30;
-    return 0;
-}
-
 std::string size_name(size_t n) {
     char buf[32];
     if (n >= (1u << 30) && n % (1u << 30) == 0)
@@ -446,9 +406,13 @@ int main(int argc, char **argv) {
             json = a.substr(7);
         else if (a.rfind("--only=", 0) == 0)
             only = a.substr(7);
-        else if (a.rfind("--max=", 0) == 0)
+        else if (a.rfind("--max=", 0) == 0) {
             max_footprint = parse_size(a.substr(6));
-        else {
+            if (max_footprint == 0) {
+                std::fprintf(stderr, "core_sweep_bench: bad size in %s (e.g. 512M)\n", a.c_str());
+                return 2;
+            }
+        } else {
             std::fprintf(stderr, "usage: core_sweep_bench [--quick] [--reps=N] [--json=FILE] [--only=1d|2d] "
                                  "[--max=SIZE]\n");
             return 2;
