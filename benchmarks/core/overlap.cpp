@@ -29,6 +29,7 @@
 
 namespace {
 
+using standalone_timing::alloc_pages;
 using standalone_timing::compute;
 using standalone_timing::die;
 using standalone_timing::median;
@@ -95,10 +96,8 @@ struct Result {
 class Bench {
   public:
     explicit Bench(size_t bytes) : bytes_(bytes) {
-        src_ = static_cast<unsigned char *>(std::aligned_alloc(4096, round_up(bytes)));
-        dst_ = static_cast<unsigned char *>(std::aligned_alloc(4096, round_up(bytes)));
-        if (src_ == nullptr || dst_ == nullptr)
-            die("allocation failed");
+        src_ = alloc_pages(bytes);
+        dst_ = alloc_pages(bytes);
         for (size_t i = 0; i < bytes; ++i)
             src_[i] = static_cast<unsigned char>(i * 7 + (i >> 13));
         std::memset(dst_, 0, bytes);
@@ -175,7 +174,6 @@ class Bench {
     const std::vector<int> &caller_cpus() const { return caller_cpus_; }
 
   private:
-    static size_t round_up(size_t n) { return (n + 4095) / 4096 * 4096; }
     void submit() {
         if (kupl_memcpy_async(dst_, src_, bytes_, queue_, event_) != KUPL_OK)
             die("kupl_memcpy_async failed");

@@ -2,9 +2,9 @@
 // look-ups.
 //
 // The functions on the path of a copy and its wait (here and in sched/, copy/) are [[gnu::hot]],
-// lambdas too: GCC places them side by side (.text.hot), so a call made while the
-// runtime is cold runs from 4 code pages instead of 9. On a VM each cold page is a nested page
-// walk of ~0.8 us, a cold line ~0.13 us (core_cold_state_bench).
+// lambdas too: GCC places them side by side (.text.hot), so a copy + wait made while the runtime
+// is cold runs from 3 of libkupl's code pages instead of 9. On a VM each cold page is a nested
+// page walk of ~0.8 us, a cold line ~0.13 us (core_cold_state_bench).
 #pragma once
 
 #include "kupl.h"
