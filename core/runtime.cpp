@@ -122,7 +122,8 @@ std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const 
 }
 
 // KUPL_STATS: the counters on stderr, in the style of the MPI interposer's KUPL_MPI_STATS.
-void print_stats(const support::Counters &c, const copy::CopyBackend &backend) {
+void print_stats(const support::Counters &c, const sched::Engine &engine) {
+    const copy::CopyBackend &backend = engine.backend();
     auto n = [&c](support::Counter which) { return std::to_string(c.total(which)); };
     const std::string p = "[kupl]   ";
     std::string out = "[kupl] pid " + std::to_string(getpid()) + " stats\n";
@@ -138,6 +139,8 @@ void print_stats(const support::Counters &c, const copy::CopyBackend &backend) {
            " wakes=" + n(support::Counter::worker_wakes) + "\n";
     if (const std::string costs = backend.wake_cost_summary(); !costs.empty())
         out += p + costs + "\n";
+    if (const std::string speeds = engine.speed_summary(); !speeds.empty())
+        out += p + speeds + "\n";
     if (n(support::Counter::provider_copies) != "0" ||
         n(support::Counter::provider_refusals) != "0") // a KUPL_BACKEND provider
         out += p + "copy engine provider: took=" + n(support::Counter::provider_copies) +
@@ -160,7 +163,7 @@ struct ExitHook {
         runtime->drain_at_exit(); // the object itself stays: late calls from other threads find it
         stopped.store(true);
         if (runtime->config.stats)
-            print_stats(runtime->counters, runtime->engine->backend());
+            print_stats(runtime->counters, *runtime->engine);
     }
 } exit_hook;
 

@@ -81,6 +81,20 @@ class CopyBackend {
     // (cost_bytes(), see CopyDescriptor) should finish sooner on woken channels, with a waiting
     // caller helping, than on the caller alone. Judged from measured wake-up and copy times.
     virtual bool worth_waking(std::size_t /*cost_bytes*/) const { return true; }
+    // How fast the backend's own threads ran copies of about this cost and shape (ns per KiB of
+    // CopyDescriptor::cost_bytes(), from start to end of their work, without the hand-off), or 0
+    // if it has not measured any. The engine compares it with the caller's own speed on such
+    // copies. A hardware engine returns 0: its copies are always handed off when it is ready.
+    virtual std::uint64_t ns_per_kib(std::size_t /*cost_bytes*/, bool /*two_d*/) const { return 0; }
+    // For a copy submitted while the backend is ready, and the caller's own measured speed on
+    // copies like it (ns per KiB of cost): how its speed on the copy compares with what a
+    // hand-off must reach to finish it about as soon as the caller copying it would, even when
+    // the caller waits for it at once. At most 1: it keeps up (2: it is twice too slow); 0: the
+    // backend cannot tell (it has measured nothing), hand it off.
+    virtual double hand_off_slowdown(const CopyDescriptor & /*copy*/,
+                                     std::uint64_t /*caller_ns_per_kib*/) const {
+        return 0;
+    }
     // For KUPL_STATS: what worth_waking() judged from, one line without its end, or "" if the
     // backend never needs waking.
     virtual std::string wake_cost_summary() const { return {}; }

@@ -60,14 +60,17 @@ Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend>
     : config_(config), backend_(std::move(backend)), executor_(std::move(executor)), num_cores_(num_cores),
       counters_(counters), faults_(faults) {}
 
-[[gnu::hot]] void Engine::copy_now(const copy::CopyDescriptor &c) {
+[[gnu::hot]] void Engine::copy_now(const copy::CopyDescriptor &c, bool timed) {
     const std::uint64_t trace_start = KUPL_TRACING() ? kupl_trace_now() : 0;
+    const std::uint64_t began = timed ? support::now_ns() : 0;
     if (c.height == 1)
         copy::copy_bytes(c.dst, c.src, c.width, false);
     else
         copy::select_row_kernel(c.width, false)(static_cast<char *>(c.dst), c.dpitch,
                                                 static_cast<const char *>(c.src), c.spitch, c.width,
                                                 c.height);
+    if (timed)
+        caller_speed_.add(c.cost_bytes(), c.height != 1, (support::now_ns() - began) * 1024 / c.cost_bytes());
     counters_.bump(support::Counter::copies_inline);
     if (trace_start != 0 && KUPL_TRACING()) {
         if (c.trace_threads != nullptr)
@@ -102,25 +105,75 @@ Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend>
     if (copy.bytes() == 0 || copy.cost_bytes() < config_.inline_threshold)
         return Placement::small;
     if (backend_->ready())
-        return Placement::hand_off;
+        return channels_keep_up(copy) ? Placement::hand_off : Placement::slower_channels;
     *stream_bytes = parked_stream_with(copy);
     return worth_waking(*stream_bytes) ? Placement::parked_hand_off : Placement::parked_inline;
 }
 
-[[gnu::hot]] bool Engine::copies_inline(const copy::CopyDescriptor &copy, std::size_t *parked_stream) const {
-    *parked_stream = 0;
-    return on_caller(place(copy, parked_stream));
+[[gnu::hot]] bool Engine::copies_inline(const copy::CopyDescriptor &copy, InlineCopy *how) const {
+    *how = InlineCopy{};
+    const Placement where = place(copy, &how->parked_stream);
+    how->timed = where == Placement::slower_channels;
+    return on_caller(where);
+}
+
+[[gnu::hot]] bool Engine::channels_keep_up(const copy::CopyDescriptor &copy) const {
+    // Split copies go to all channels with the waiting caller helping: never slower.
+    if (copy.cost_bytes() >= config_.mt_threshold)
+        return true;
+    const bool two_d = copy.height != 1;
+    const std::uint64_t theirs = backend_->ns_per_kib(copy.cost_bytes(), two_d);
+    if (theirs == 0)
+        return true; // hand it off, which measures (a hardware engine never does: always)
+    const std::uint64_t ours = caller_speed_.ns_per_kib(copy.cost_bytes(), two_d);
+    if (ours == 0)
+        return false; // run it here, which measures
+    const double slowdown = backend_->hand_off_slowdown(copy, ours);
+    const bool keep_up = slowdown <= 1.0;
+    // The side not chosen is measured again now and then, often when the call is close, and at
+    // once when the side chosen has moved since (the data moved: hot, then cold): the figure of
+    // the side not chosen is from before.
+    Explored &explored = explored_[support::SpeedBySize::index(copy.cost_bytes(), two_d)];
+    const std::uint64_t chosen = keep_up ? theirs : ours;
+    const std::uint64_t then = (keep_up ? explored.theirs : explored.ours).load(std::memory_order_relaxed);
+    const bool moved = then == 0 || static_cast<double>(chosen) > kMoved * static_cast<double>(then) ||
+                       static_cast<double>(then) > kMoved * static_cast<double>(chosen);
+    const bool close = slowdown < kCloseCall && slowdown * kCloseCall > 1.0;
+    static thread_local unsigned judgements = 0;
+    ++judgements;
+    if (!moved && judgements % (close ? kExploreCloseEvery : kExploreEvery) != 0)
+        return keep_up;
+    explored.ours.store(ours, std::memory_order_relaxed);
+    explored.theirs.store(theirs, std::memory_order_relaxed);
+    return !keep_up;
+}
+
+std::string Engine::speed_summary() const {
+    std::string line;
+    for (const bool two_d : {false, true}) {
+        for (std::size_t cost = 1024; cost != 0 && cost < (std::size_t{1} << 41); cost <<= 1) {
+            const std::uint64_t ours = caller_speed_.ns_per_kib(cost, two_d);
+            const std::uint64_t theirs = backend_->ns_per_kib(cost, two_d);
+            if (ours == 0 && theirs == 0)
+                continue;
+            char entry[64];
+            std::snprintf(entry, sizeof entry, " %s%zu KiB %llu/%llu", two_d ? "2D " : "", cost >> 10,
+                          static_cast<unsigned long long>(ours), static_cast<unsigned long long>(theirs));
+            line += entry;
+        }
+    }
+    return line.empty() ? line : "copy speed by size, caller/channels ns per KiB (0: not measured):" + line;
 }
 
 [[gnu::hot]] bool Engine::worth_waking(std::size_t cost_bytes) const {
     return cost_bytes >= config_.mt_threshold && backend_->worth_waking(cost_bytes);
 }
 
-[[gnu::hot]] const char *Engine::copy_inline(const copy::CopyDescriptor &copy, bool fail) {
+[[gnu::hot]] const char *Engine::copy_inline(const copy::CopyDescriptor &copy, bool fail, bool timed) {
     if (fail)
         return injected_fault;
     if (copy.bytes() != 0)
-        copy_now(copy);
+        copy_now(copy, timed);
     return nullptr;
 }
 
@@ -131,12 +184,12 @@ Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend>
         counters_.bump(support::Counter::bytes_copied, copy.bytes());
 }
 
-[[gnu::hot]] const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, std::size_t parked_stream,
+[[gnu::hot]] const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, const InlineCopy &how,
                                               Event *signal, std::uint64_t generation) {
     counters_.bump(support::Counter::copies_submitted);
-    const char *error = copy_inline(copy, faults_.should_fail());
-    if (parked_stream != 0)
-        end_parked_copy(parked_stream);
+    const char *error = copy_inline(copy, faults_.should_fail(), how.timed);
+    if (how.parked_stream != 0)
+        end_parked_copy(how.parked_stream);
     count_copy(copy, error);
     if (signal != nullptr)
         signal->complete(generation, error);
@@ -149,7 +202,7 @@ bool Engine::start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, 
     std::size_t stream = 0;
     const Placement where = place(copy, &stream);
     if (on_caller(where)) {
-        *error = copy_inline(copy, fail);
+        *error = copy_inline(copy, fail, where == Placement::slower_channels);
         if (where == Placement::parked_inline)
             end_parked_copy(stream);
         return true;
@@ -305,9 +358,12 @@ void Engine::run_unordered(std::unique_ptr<Op> op) {
     counters_.bump(support::Counter::copies_submitted);
     const bool fail = faults_.should_fail();
     // Waited for at once: while every channel sleeps, a copy that does not pay for waking one
-    // runs here (no stream of copies to keep on the channels, see parked_stream_with()).
-    const bool inline_copy = copy.bytes() == 0 || copy.cost_bytes() < config_.sync_threshold ||
-                             (!backend_->ready() && !worth_waking(copy.cost_bytes()));
+    // runs here (no stream of copies to keep on the channels, see parked_stream_with()); while
+    // one is awake, a copy it copies slower than this thread (timed, as an async one).
+    const bool small = copy.bytes() == 0 || copy.cost_bytes() < config_.sync_threshold;
+    const bool ready = backend_->ready();
+    const bool slower_channels = !small && ready && !channels_keep_up(copy);
+    const bool inline_copy = small || slower_channels || (!ready && !worth_waking(copy.cost_bytes()));
     if (fail && inline_copy) {
         counters_.bump(support::Counter::copies_failed);
         return injected_fault;
@@ -315,7 +371,7 @@ void Engine::run_unordered(std::unique_ptr<Op> op) {
     if (copy.bytes() == 0)
         return nullptr;
     if (inline_copy) {
-        copy_now(copy);
+        copy_now(copy, slower_channels);
     } else {
         if (KUPL_TRACING() && copy.trace_threads != nullptr)
             copy.trace_threads->fetch_or(std::uint64_t{1} << kupl_trace_thread_index(),

@@ -10,10 +10,13 @@
 #include "support/counters.h"
 #include "support/fault_injection.h"
 #include "support/parking.h"
+#include "support/speed_by_size.h"
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace kupl::sched {
 
@@ -24,6 +27,7 @@ class Engine {
            support::FaultInjector &faults);
 
     copy::CopyBackend &backend() { return *backend_; }
+    const copy::CopyBackend &backend() const { return *backend_; }
     exec::Executor &executor() { return *executor_; }
     const support::Config &config() const { return config_; }
 
@@ -42,15 +46,22 @@ class Engine {
     const char *run_now(Op &op);
     // Runs an op that no queue orders (queue == NULL): it starts now and settles on its own.
     void run_unordered(std::unique_ptr<Op> op);
+    // Why a copy runs on the calling thread, as copy_at_once() needs to know.
+    struct InlineCopy {
+        // The bytes of the stream of copies it joins when it runs there because every channel
+        // sleeps, else 0.
+        std::size_t parked_stream = 0;
+        // It runs there because the awake channels copy slower: timed (see channels_keep_up()).
+        bool timed = false;
+    };
     // A copy op without the op (Queue::try_copy_at_once): true if `copy` would run on the calling
-    // thread when started now, as start() decides it (the caller then calls copy_at_once). Sets
-    // *parked_stream to the bytes of the stream it joins when it runs there because every
-    // channel sleeps, else to 0.
-    bool copies_inline(const copy::CopyDescriptor &copy, std::size_t *parked_stream) const;
-    // Runs such a copy on this thread (parked_stream: as copies_inline() set it), counts it and
-    // completes record `generation` of `signal` (if any), as start() + settle() do for a copy op.
-    // Returns nullptr or why it failed.
-    const char *copy_at_once(const copy::CopyDescriptor &copy, std::size_t parked_stream, Event *signal,
+    // thread when started now, as start() decides it (the caller then calls copy_at_once), and
+    // sets *how.
+    bool copies_inline(const copy::CopyDescriptor &copy, InlineCopy *how) const;
+    // Runs such a copy on this thread (how: as copies_inline() set it), counts it and completes
+    // record `generation` of `signal` (if any), as start() + settle() do for a copy op. Returns
+    // nullptr or why it failed.
+    const char *copy_at_once(const copy::CopyDescriptor &copy, const InlineCopy &how, Event *signal,
                              std::uint64_t generation);
     // Copies synchronously; large copies use the channels while the caller helps.
     // Returns nullptr or why it failed.
@@ -108,6 +119,9 @@ class Engine {
         // before the other is uncounted: executor, backend, executor again sees every hand-off.
         return executor_->idle() && backend_->idle() && executor_->idle();
     }
+    // For KUPL_STATS: the caller's and the channels' measured speeds by copy size, one line
+    // without its end, or "" if none was measured.
+    std::string speed_summary() const;
     // At process exit: returns once no copy and no host item is in flight, then stops the
     // threads, abandoning one that has not ended after `limit` (see support/join_within.h).
     void drain_and_stop(std::chrono::milliseconds limit);
@@ -124,11 +138,28 @@ class Engine {
     // the caller 10-20 us and the channel ran 25-40 us later: 16-256 KiB after a pause ran at
     // 0.06-0.34x of a memcpy when they woke a channel, 1 MiB at 0.8x.
     bool worth_waking(std::size_t cost_bytes) const;
-    // Where a copy runs: on the caller (small; or while every channel sleeps, when the stream of
-    // copies it belongs to is not yet worth a wake-up) or on the backend (waking it, or not).
-    enum class Placement { small, parked_inline, parked_hand_off, hand_off };
+    // True if the backend, ready, finishes this copy about as soon as the caller copying it
+    // itself (both speeds measured on copies of its size class and shape; see
+    // CopyBackend::hand_off_slowdown): then a hand-off loses nothing even when the copy is waited
+    // for at once, and overlaps any compute. Not measured yet: each side once. A judgement goes
+    // the other way, to measure that side again, when the speed of the side it would choose has
+    // moved by kMoved either way since the last such one, and otherwise every kExploreEvery-th
+    // of a thread (kExploreCloseEvery-th when the slowdown is within kCloseCall of 1).
+    bool channels_keep_up(const copy::CopyDescriptor &copy) const;
+    static constexpr unsigned kExploreEvery = 32, kExploreCloseEvery = 8;
+    static constexpr double kCloseCall = 1.25, kMoved = 2.0;
+    // Both speeds when the side not chosen was last measured, by size class and shape.
+    struct Explored {
+        std::atomic<std::uint64_t> ours{0}, theirs{0};
+    };
+    mutable std::array<Explored, support::SpeedBySize::kSlots> explored_;
+    // Where a copy runs: on the caller (small; with the channels awake but slower on copies like
+    // it; or while every channel sleeps, when the stream of copies it belongs to is not yet worth
+    // a wake-up) or on the backend (waking it, or not).
+    enum class Placement { small, slower_channels, parked_inline, parked_hand_off, hand_off };
     static bool on_caller(Placement where) {
-        return where == Placement::small || where == Placement::parked_inline;
+        return where == Placement::small || where == Placement::slower_channels ||
+               where == Placement::parked_inline;
     }
     // Sets *stream_bytes to parked_stream_with(copy) when it places a copy while every channel
     // sleeps.
@@ -140,11 +171,11 @@ class Engine {
     // it was placed with) or handed off (0: the channels wake, the stream is over).
     void end_parked_copy(std::size_t stream_bytes);
     static constexpr std::uint64_t kStreamWindowNs = 100000;
-    // Executes a copy on the calling thread.
-    void copy_now(const copy::CopyDescriptor &copy);
+    // Executes a copy on the calling thread; timed: adds its speed to caller_speed_.
+    void copy_now(const copy::CopyDescriptor &copy, bool timed = false);
     // A copy that copies_inline() kept on this thread: fails it when `fail` (fault injection),
     // else executes it. Returns nullptr or the injected fault.
-    const char *copy_inline(const copy::CopyDescriptor &copy, bool fail);
+    const char *copy_inline(const copy::CopyDescriptor &copy, bool fail, bool timed);
     // Counts a settled copy: its bytes, or its failure.
     void count_copy(const copy::CopyDescriptor &copy, const char *error);
     // Starts one copy (an op's, or a batch's piece): true if it finished during the call (with
@@ -159,6 +190,9 @@ class Engine {
     const int num_cores_;
     support::Counters &counters_;
     support::FaultInjector &faults_;
+    // The caller's own copy speed on copies channels_keep_up() kept on it, for its next
+    // judgements.
+    support::SpeedBySize caller_speed_;
     // The stream of copies placed while every channel slept (see parked_stream_with()).
     std::atomic<std::uint64_t> last_parked_copy_ns_{0};
     std::atomic<std::size_t> parked_stream_bytes_{0};

@@ -102,17 +102,17 @@ std::uint64_t Queue::enqueue(std::unique_ptr<Op> op) {
                                           std::uint64_t generation) {
     if (synchronous_)
         return false;
-    std::size_t parked_stream;
+    Engine::InlineCopy how;
     std::uint64_t state = state_.load(std::memory_order_relaxed);
     // Busy, or ended by exit() (then busy for good): the op path orders it (or settles it with the
     // error).
     if ((state & kDispatching) != 0 || ended_.load(std::memory_order_relaxed) ||
-        !engine_.copies_inline(copy, &parked_stream))
+        !engine_.copies_inline(copy, &how))
         return false;
     // Claims the idle queue: ops enqueued from here on wait behind this copy, as behind a head op.
     if (!state_.compare_exchange_strong(state, state | kDispatching, std::memory_order_seq_cst))
         return false; // an enqueue came first: the op path
-    if (engine_.copy_at_once(copy, parked_stream, signal, generation) != nullptr)
+    if (engine_.copy_at_once(copy, how, signal, generation) != nullptr)
         count_failure();
     if (idle_unless_more(finished_.load(std::memory_order_relaxed))) // only dispatchers change it
         drain();

@@ -10,20 +10,22 @@
 
 namespace kupl::support {
 
-// A running estimate (exponentially weighted, weight 1/4 for each new sample) of a positive
-// quantity. A sample more than 4x away from the estimate counts as 4x: one stall of a preempted
-// thread must not turn a decision around. Updates from racing threads may lose a sample; the
-// estimate stays one of the values it would have had.
+// A running estimate (exponentially weighted, weight 1/4 for each new sample unless told
+// otherwise) of a positive quantity. A sample more than 4x away from the estimate counts as 4x:
+// one stall of a preempted thread must not turn a decision around. Updates from racing threads
+// may lose a sample; the estimate stays one of the values it would have had.
 class RunningEstimate {
   public:
-    void add(std::uint64_t sample) {
+    // weight_shift: the new sample weighs 1 / 2^weight_shift.
+    void add(std::uint64_t sample, unsigned weight_shift = 2) {
         const std::uint64_t old = value_.load(std::memory_order_relaxed);
         if (old == 0) {
             value_.store(std::max<std::uint64_t>(sample, 1), std::memory_order_relaxed);
             return;
         }
         const std::uint64_t bounded = std::clamp<std::uint64_t>(sample, old / 4, old * 4);
-        const std::uint64_t next = bounded >= old ? old + (bounded - old) / 4 : old - (old - bounded) / 4;
+        const std::uint64_t next = bounded >= old ? old + ((bounded - old) >> weight_shift)
+                                                  : old - ((old - bounded) >> weight_shift);
         value_.store(std::max<std::uint64_t>(next, 1), std::memory_order_relaxed);
     }
     // 0 until the first sample.

@@ -62,7 +62,10 @@ class HalvedCopy : public ::testing::Test {
 // itself (its core busy with other processes: seen with two busy loops per core, 7% of runs
 // failing 20 quick tries), and then the copy under test rightly runs on the caller too. So the
 // tries go on, a millisecond apart (time for a woken channel to be scheduled), until one finds a
-// channel awake: at least kTries of them, and for up to kTryFor.
+// channel awake: at least kTries of them, and for up to kTryFor. (A channel awake may also be
+// measured slower than this thread on copies too short to halve, when the data is in this
+// thread's caches; then such a copy rightly stays here too, but now and then a judgement hands
+// one over to measure the channel again.)
 constexpr int kTries = 20;
 constexpr auto kTryFor = std::chrono::seconds(10);
 

@@ -2,16 +2,15 @@
 // judged from measurements (core/support/wake_cost.h): the estimator itself, and the software
 // backend with real channel threads measuring real wake-ups and pieces on this machine.
 #include "copy/software/software_backend.h"
+#include "copy_done.h"
 #include "support/wake_cost.h"
 #include "topo/topology.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -61,25 +60,7 @@ TEST(WakeCost, AWakeUpThatTookLongerThanAnyWakeUpMeasuresNothing) {
     EXPECT_EQ(cost.latency_ns(), 0u);
 }
 
-class Done final : public kupl::copy::CopyCompletion {
-  public:
-    void copy_done(const char *error) override {
-        std::lock_guard<std::mutex> lock(mutex_);
-        error_ = error;
-        done_ = true;
-        changed_.notify_all();
-    }
-    bool wait_for(std::chrono::seconds limit) {
-        std::unique_lock<std::mutex> lock(mutex_);
-        return changed_.wait_for(lock, limit, [this] { return done_; }) && error_ == nullptr;
-    }
-
-  private:
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    bool done_ = false;
-    const char *error_ = nullptr;
-};
+using Done = kupl_test::CopyDone;
 
 TEST(WorthWaking, JudgedFromWakeUpsAndPiecesMeasuredOnThisMachine) {
     kupl::topo::Topology topology;

@@ -18,17 +18,19 @@ struct SoftwareBackend::Job {
     CopyCompletion *done;
     RowKernel kernel;
     bool non_temporal;
-    std::size_t units;     // bytes of a 1D copy, rows of a 2D one
-    std::size_t per_piece; // units per piece
+    std::size_t units;       // bytes of a 1D copy, rows of a 2D one
+    std::size_t per_piece;   // units per piece
+    std::size_t first_piece; // units of the first piece (a halved copy's may differ)
+    bool halved;             // two parts: the first a channel's, the second a waiting caller's
     std::atomic<std::size_t> pieces_left;
-    std::size_t next_unit = 0; // the first unit not handed out yet; guarded by mutex_
-    Job *next_job = nullptr;   // the next job of the same priority; guarded by mutex_
+    std::size_t next_unit = 0;    // the first unit not handed out yet; guarded by mutex_
+    std::size_t end_unit = units; // the end of the units not handed out yet; guarded by mutex_
+    Job *next_job = nullptr;      // the next job of the same priority; guarded by mutex_
 };
 
 namespace {
 
-// Pieces at least this costly are timed for the copy speed worth_waking() assumes (two clock
-// reads are nothing beside them).
+// Pieces at least this costly give the copy speed worth_waking() assumes.
 constexpr std::size_t kTimedPieceBytes = 64 << 10;
 // worth_waking(): copies of this many split thresholds or more always wake a channel, and a
 // wake-up cost measured longer ago than this is measured again.
@@ -157,11 +159,10 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     const std::size_t units = one_d ? copy.width : copy.height;
     const std::size_t bytes = copy.cost_bytes();
     std::size_t pieces = 1;
-    const bool cut = copy.fail_with == nullptr; // a failing copy is one piece
-    const bool split = cut && bytes >= options_.split_threshold;
-    if (cut && !split && options_.halve_threshold != 0 && bytes >= options_.halve_threshold &&
-        options_.helpers > 0)
-        pieces = std::min<std::size_t>(units, 2); // a channel's half and a waiting caller's
+    const bool split = copy.fail_with == nullptr && bytes >= options_.split_threshold;
+    const bool halved = halves(copy) && units >= 2;
+    if (halved)
+        pieces = 2; // a channel's part and a waiting caller's
     if (split) {
         // Several pieces per thread so a channel that is slowed down does not hold up the copy,
         // but pieces large enough (>= 128 KiB) that taking one costs nothing in comparison.
@@ -173,6 +174,17 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     if (one_d)
         per_piece = (per_piece + 63) & ~std::size_t{63}; // whole cache lines per piece
     pieces = (units + per_piece - 1) / per_piece;
+    std::size_t first_piece = per_piece;
+    if (halved) {
+        // The channel takes the first part, a caller who waits at once the other: cut where they
+        // end together at the speeds measured on such parts.
+        first_piece = std::clamp<std::size_t>(
+            static_cast<std::size_t>(static_cast<double>(units) * channel_share(copy)), 1, units - 1);
+        if (one_d)
+            first_piece = std::min((first_piece + 63) & ~std::size_t{63}, units - 1);
+        per_piece = units - first_piece;
+        pieces = 2;
+    }
     // A split copy goes to the channels of the node that holds its destination (one page asked:
     // a system call, worth it only for copies this large), else to any channel.
     std::size_t slot = 0;
@@ -181,9 +193,15 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
         if (node >= 0)
             slot = 1 + static_cast<std::size_t>(node);
     }
-    auto *job = new (std::nothrow) Job{
-        copy,      done,    select_row_kernel(copy.width, true), copy.bytes() >= options_.nt_threshold, units,
-        per_piece, {pieces}};
+    auto *job = new (std::nothrow) Job{copy,
+                                       done,
+                                       select_row_kernel(copy.width, true),
+                                       copy.bytes() >= options_.nt_threshold,
+                                       units,
+                                       per_piece,
+                                       first_piece,
+                                       halved,
+                                       {pieces}};
     if (job == nullptr)
         return "out of memory for the copy's bookkeeping";
     unfinished_jobs_.fetch_add(1, std::memory_order_seq_cst);
@@ -198,6 +216,32 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     if (wake(slot, split && pieces > 1))
         counters_.bump(support::Counter::worker_wakes);
     return nullptr;
+}
+
+[[gnu::hot]] bool SoftwareBackend::halves(const CopyDescriptor &copy) const {
+    const std::size_t bytes = copy.cost_bytes();
+    return copy.fail_with == nullptr && // a failing copy is one piece
+           options_.halve_threshold != 0 && bytes >= options_.halve_threshold &&
+           bytes < options_.split_threshold && options_.helpers > 0;
+}
+
+[[gnu::hot]] double SoftwareBackend::channel_share(const CopyDescriptor &copy) const {
+    const bool two_d = copy.height != 1;
+    return support::share_to_end_together(channel_speed_.ns_per_kib(copy.cost_bytes(), two_d),
+                                          helper_speed_.ns_per_kib(copy.cost_bytes(), two_d));
+}
+
+[[gnu::hot]] double SoftwareBackend::hand_off_slowdown(const CopyDescriptor &copy,
+                                                       std::uint64_t caller_ns_per_kib) const {
+    const std::uint64_t channel_ns_per_kib = channel_speed_.ns_per_kib(copy.cost_bytes(), copy.height != 1);
+    if (channel_ns_per_kib == 0 || caller_ns_per_kib == 0)
+        return 0;
+    const double channel = static_cast<double>(channel_ns_per_kib),
+                 caller = static_cast<double>(caller_ns_per_kib);
+    // A whole copy must be copied as fast as the caller would. A halved one is cut where the
+    // channel and a caller who waits at once end together (channel_share): it takes
+    // caller * channel / (caller + channel) of the caller's time per KiB, so it always keeps up.
+    return halves(copy) ? channel / (caller + channel) : channel / caller;
 }
 
 [[gnu::hot]] SoftwareBackend::MeasuredWakeUp SoftwareBackend::measured_wake_up() const {
@@ -288,9 +332,16 @@ bool SoftwareBackend::try_run_one(int node) {
         if (list == nullptr)
             return false;
         Job *job = list->first;
-        piece = Piece{job, job->next_unit, std::min(job->units, job->next_unit + job->per_piece)};
-        job->next_unit = piece.last;
-        if (job->next_unit == job->units) { // its last piece: the job leaves the list
+        if (node == -2 && job->halved && job->end_unit == job->units) {
+            // A waiting caller takes the part cut for it, even when it comes before the channel.
+            piece = Piece{job, job->first_piece, job->units};
+            job->end_unit = job->first_piece;
+        } else {
+            const std::size_t size = job->next_unit == 0 ? job->first_piece : job->per_piece;
+            piece = Piece{job, job->next_unit, std::min(job->end_unit, job->next_unit + size)};
+            job->next_unit = piece.last;
+        }
+        if (job->next_unit == job->end_unit) { // its last piece: the job leaves the list
             list->first = job->next_job;
             if (list->first == nullptr)
                 list->last = nullptr;
@@ -305,7 +356,7 @@ bool SoftwareBackend::try_run_one(int node) {
     if (more && node != -2 && wake(slot, false))
         counters_.bump(support::Counter::worker_wakes);
     busy_.fetch_add(1, std::memory_order_relaxed);
-    run_piece(piece);
+    run_piece(piece, node != -2);
     busy_.fetch_sub(1, std::memory_order_relaxed);
     return true;
 }
@@ -314,13 +365,13 @@ bool SoftwareBackend::help_one() {
     return try_run_one(-2);
 }
 
-void SoftwareBackend::run_piece(const Piece &piece) {
+void SoftwareBackend::run_piece(const Piece &piece, bool by_channel) {
     Job &job = *piece.job;
     const CopyDescriptor &c = job.copy;
     const std::uint64_t trace_start = KUPL_TRACING() ? kupl_trace_now() : 0;
     const std::size_t units = piece.last - piece.first;
     const std::size_t cost = c.height == 1 ? units : units * (c.cost_bytes() / c.height);
-    const std::uint64_t timed_from = cost >= kTimedPieceBytes ? support::now_ns() : 0;
+    const std::uint64_t began = support::now_ns();
     if (c.fail_with != nullptr) {
         // Fault injection: nothing is written, and the failure is reported as a real one would be.
     } else if (c.height == 1) {
@@ -330,8 +381,14 @@ void SoftwareBackend::run_piece(const Piece &piece) {
         job.kernel(static_cast<char *>(c.dst) + piece.first * c.dpitch, c.dpitch,
                    static_cast<const char *>(c.src) + piece.first * c.spitch, c.spitch, c.width, units);
     }
-    if (timed_from != 0 && c.fail_with == nullptr)
-        ns_per_kib_.add((support::now_ns() - timed_from) * 1024 / cost);
+    if (c.fail_with == nullptr && cost != 0) {
+        const std::uint64_t ns_per_kib = (support::now_ns() - began) * 1024 / cost;
+        if (cost >= kTimedPieceBytes)
+            ns_per_kib_.add(ns_per_kib);
+        // Split copies always go to the channels: only the speeds on the others decide anything.
+        if (c.cost_bytes() < options_.split_threshold)
+            (by_channel ? channel_speed_ : helper_speed_).add(c.cost_bytes(), c.height != 1, ns_per_kib);
+    }
     counters_.bump(support::Counter::pieces_executed);
     if (trace_start != 0 && KUPL_TRACING()) {
         if (c.trace_threads != nullptr)

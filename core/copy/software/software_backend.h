@@ -6,6 +6,7 @@
 #include "copy/kernels/copy_kernels.h"
 #include "support/counters.h"
 #include "support/parking.h"
+#include "support/speed_by_size.h"
 #include "support/worker_loop.h"
 
 #include <atomic>
@@ -25,8 +26,9 @@ struct SoftwareBackendOptions {
     int num_channels = 1;
     std::size_t split_threshold = 512 * 1024; // copies at least this large are split
     // Copies at least this large but below split_threshold are cut in two, so that a caller who
-    // waits for one at once takes the half no channel has started, and a copy beside compute
-    // still goes to the channels whole (one after the other). 0: never; needs helpers.
+    // waits for one at once takes the part no channel has started, and a copy beside compute
+    // still goes to the channels whole (one after the other). Halves until the speeds of both
+    // parts were measured, then cut where both end together. 0: never; needs helpers.
     std::size_t halve_threshold = 0;
     std::size_t nt_threshold = 64 << 20; // copies at least this large use streaming stores
     unsigned spin_us = 50;
@@ -63,6 +65,10 @@ class SoftwareBackend final : public CopyBackend {
         return false;
     }
     bool worth_waking(std::size_t cost_bytes) const override;
+    std::uint64_t ns_per_kib(std::size_t cost_bytes, bool two_d) const override {
+        return channel_speed_.ns_per_kib(cost_bytes, two_d);
+    }
+    double hand_off_slowdown(const CopyDescriptor &copy, std::uint64_t caller_ns_per_kib) const override;
     std::string wake_cost_summary() const override;
     void shutdown() override;
     void stop_at_exit(std::chrono::milliseconds limit) override;
@@ -89,9 +95,15 @@ class SoftwareBackend final : public CopyBackend {
 
     // A channel of node `node` takes pieces of its node's slot and of slot 0; a helper (node -2)
     // takes any.
+    // True if `copy` goes in two parts: one for a channel, one for a waiting caller.
+    bool halves(const CopyDescriptor &copy) const;
+    // The channel's share of a halved copy: where it and a waiting caller end together at the
+    // speeds measured on such parts (channel_speed_, helper_speed_); one half until both are.
+    double channel_share(const CopyDescriptor &copy) const;
     bool try_run_one(int node);
     bool has_work(int node) const;
-    void run_piece(const Piece &piece);
+    // Runs a piece; by_channel: on a channel (not a helping caller).
+    void run_piece(const Piece &piece, bool by_channel);
     void channel_main(int index, const topo::Topology &topology);
     // Wakes channels for new pieces in `slot` (all of them when `all`).
     bool wake(std::size_t slot, bool all);
@@ -118,6 +130,8 @@ class SoftwareBackend final : public CopyBackend {
     std::atomic<std::size_t> unfinished_jobs_{0}; // submitted, completion not yet returned
     std::vector<support::IdleWorkers> idle_;      // one per slot: channels park on their node's
     support::RunningEstimate ns_per_kib_;         // a channel's copy speed, measured on pieces
+    support::SpeedBySize channel_speed_;          // the same by the size of unsplit copies
+    support::SpeedBySize helper_speed_;           // and a helping caller's on their pieces
     std::vector<std::thread> channels_;
     std::vector<std::string> placement_; // written by each channel at start, guarded by mutex_
 };
