@@ -125,6 +125,10 @@ Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend>
     const std::uint64_t theirs = backend_->ns_per_kib(copy.cost_bytes(), two_d);
     if (theirs == 0)
         return true; // hand it off, which measures (a hardware engine never does: always)
+    // It keeps up even with the fastest caller there can be (a halved copy, cut for both
+    // speeds): the caller's speed cannot turn the judgement, so it is not measured.
+    if (backend_->hand_off_slowdown(copy, 1) <= 1.0)
+        return true;
     const std::uint64_t ours = caller_speed_.ns_per_kib(copy.cost_bytes(), two_d);
     if (ours == 0)
         return false; // run it here, which measures

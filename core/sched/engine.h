@@ -141,10 +141,11 @@ class Engine {
     // True if the backend, ready, finishes this copy about as soon as the caller copying it
     // itself (both speeds measured on copies of its size class and shape; see
     // CopyBackend::hand_off_slowdown): then a hand-off loses nothing even when the copy is waited
-    // for at once, and overlaps any compute. Not measured yet: each side once. A judgement goes
-    // the other way, to measure that side again, when the speed of the side it would choose has
-    // moved by kMoved either way since the last such one, and otherwise every kExploreEvery-th
-    // of a thread (kExploreCloseEvery-th when the slowdown is within kCloseCall of 1).
+    // for at once, and overlaps any compute. Not measured yet: each side once (the caller's not
+    // at all where no caller speed would turn the judgement). A judgement goes the other way, to
+    // measure that side again, when the speed of the side it would choose has moved by kMoved
+    // either way since the last such one, and otherwise every kExploreEvery-th of a thread
+    // (kExploreCloseEvery-th when the slowdown is within kCloseCall of 1).
     bool channels_keep_up(const copy::CopyDescriptor &copy) const;
     static constexpr unsigned kExploreEvery = 32, kExploreCloseEvery = 8;
     static constexpr double kCloseCall = 1.25, kMoved = 2.0;

@@ -180,11 +180,13 @@ TEST_F(ChannelSpeed, UnevenlyCutCopiesCopyEveryByte) {
 }
 
 // A caller who waits for a halved copy at once takes the part cut for it, the second, even when
-// it comes before the channel (which then takes the first): here the channel parks at once and
-// takes a wake-up to come, so the caller is first, and the copy's last byte is its own.
+// it comes before the channel (which then takes the first). Here the channel is busy with a
+// piece of a long copy when the halved one (of higher priority) comes, so the caller is first,
+// and the copy's last byte is its own.
 TEST_F(ChannelSpeed, AWaitingCallerTakesThePartCutForItEvenWhenItComesFirst) {
-    options_.spin_us = 0;
     kupl::copy::SoftwareBackend backend(options_, topology_, counters_);
+    const std::size_t long_bytes = 16 << 20; // split: pieces of 2 MiB, each far longer than a submit
+    std::vector<unsigned char> long_src(long_bytes, 0x3c), long_dst(long_bytes);
     const std::size_t bytes = (100 << 10) + 5;
     std::vector<unsigned char> src(bytes), dst(bytes);
     for (std::size_t i = 0; i < bytes; ++i)
@@ -192,16 +194,22 @@ TEST_F(ChannelSpeed, AWaitingCallerTakesThePartCutForItEvenWhenItComesFirst) {
     int first = 0;
     for (int round = 0; round < 20; ++round) {
         std::memset(dst.data(), 0, bytes);
-        Done done;
-        ASSERT_EQ(backend.submit(descriptor(dst.data(), src.data(), bytes), &done), nullptr);
+        Done long_done, done;
+        ASSERT_EQ(backend.submit(descriptor(long_dst.data(), long_src.data(), long_bytes), &long_done),
+                  nullptr);
+        kupl::copy::CopyDescriptor copy = descriptor(dst.data(), src.data(), bytes);
+        copy.priority = 3;
+        ASSERT_EQ(backend.submit(copy, &done), nullptr);
         if (backend.help_one()) {
             ++first;
             EXPECT_EQ(dst[bytes - 1], src[bytes - 1])
                 << "round " << round << ": the caller took the channel's part";
         }
         ASSERT_TRUE(done.wait_for(std::chrono::seconds(60)));
+        ASSERT_TRUE(long_done.wait_for(std::chrono::seconds(60)));
         ASSERT_EQ(std::memcmp(dst.data(), src.data(), bytes), 0) << "round " << round;
     }
+    ASSERT_EQ(long_dst[long_bytes - 1], 0x3c);
     EXPECT_GT(first, 0) << "the channel always came first: nothing tested";
 }
 
