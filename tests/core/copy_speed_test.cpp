@@ -76,7 +76,7 @@ class ChannelSpeed : public ::testing::Test {
         options_.num_channels = 1;
         options_.split_threshold = 512 << 10;
         options_.halve_threshold = 64 << 10;
-        options_.helpers = 1; // copies are halved; nobody helps here, the channel copies both
+        options_.helpers = 1; // copies are halved; the channel copies both parts unless a test helps
     }
     // Copies `bytes` on the backend and checks every byte.
     void copy_on(kupl::copy::SoftwareBackend &backend, std::size_t bytes) {

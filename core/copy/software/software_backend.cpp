@@ -158,32 +158,32 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     const bool one_d = copy.height == 1;
     const std::size_t units = one_d ? copy.width : copy.height;
     const std::size_t bytes = copy.cost_bytes();
-    std::size_t pieces = 1;
     const bool split = copy.fail_with == nullptr && bytes >= options_.split_threshold;
     const bool halved = halves(copy) && units >= 2;
-    if (halved)
-        pieces = 2; // a channel's part and a waiting caller's
-    if (split) {
-        // Several pieces per thread so a channel that is slowed down does not hold up the copy,
-        // but pieces large enough (>= 128 KiB) that taking one costs nothing in comparison.
-        const std::size_t threads = static_cast<std::size_t>(num_channels() + options_.helpers);
-        const std::size_t piece_bytes = std::clamp<std::size_t>(bytes / (threads * 4), 128 << 10, 4 << 20);
-        pieces = std::min(units, (bytes + piece_bytes - 1) / piece_bytes);
-    }
-    std::size_t per_piece = (units + pieces - 1) / pieces;
-    if (one_d)
-        per_piece = (per_piece + 63) & ~std::size_t{63}; // whole cache lines per piece
-    pieces = (units + per_piece - 1) / per_piece;
-    std::size_t first_piece = per_piece;
+    std::size_t pieces = 1, per_piece = units, first_piece = units;
     if (halved) {
-        // The channel takes the first part, a caller who waits at once the other: cut where they
-        // end together at the speeds measured on such parts.
+        // Two parts: the channel takes the first, a caller who waits at once the other; cut where
+        // they end together at the speeds measured on such parts.
         first_piece = std::clamp<std::size_t>(
             static_cast<std::size_t>(static_cast<double>(units) * channel_share(copy)), 1, units - 1);
         if (one_d)
             first_piece = std::min((first_piece + 63) & ~std::size_t{63}, units - 1);
         per_piece = units - first_piece;
         pieces = 2;
+    } else {
+        if (split) {
+            // Several pieces per thread so a channel that is slowed down does not hold up the copy,
+            // but pieces large enough (>= 128 KiB) that taking one costs nothing in comparison.
+            const std::size_t threads = static_cast<std::size_t>(num_channels() + options_.helpers);
+            const std::size_t piece_bytes =
+                std::clamp<std::size_t>(bytes / (threads * 4), 128 << 10, 4 << 20);
+            pieces = std::min(units, (bytes + piece_bytes - 1) / piece_bytes);
+        }
+        per_piece = (units + pieces - 1) / pieces;
+        if (one_d)
+            per_piece = (per_piece + 63) & ~std::size_t{63}; // whole cache lines per piece
+        pieces = (units + per_piece - 1) / per_piece;
+        first_piece = per_piece;
     }
     // A split copy goes to the channels of the node that holds its destination (one page asked:
     // a system call, worth it only for copies this large), else to any channel.

@@ -93,13 +93,13 @@ class SoftwareBackend final : public CopyBackend {
         std::atomic<std::size_t> count{0}; // pieces not yet handed out
     };
 
-    // A channel of node `node` takes pieces of its node's slot and of slot 0; a helper (node -2)
-    // takes any.
     // True if `copy` goes in two parts: one for a channel, one for a waiting caller.
     bool halves(const CopyDescriptor &copy) const;
     // The channel's share of a halved copy: where it and a waiting caller end together at the
     // speeds measured on such parts (channel_speed_, helper_speed_); one half until both are.
     double channel_share(const CopyDescriptor &copy) const;
+    // A channel of node `node` takes pieces of its node's slot and of slot 0; a helper (node -2)
+    // takes any (of a halved copy, the part cut for a waiting caller first).
     bool try_run_one(int node);
     bool has_work(int node) const;
     // Runs a piece; by_channel: on a channel (not a helping caller).
