@@ -7,6 +7,10 @@
 //   kupl       kupl_memcpy_async on a queue + kupl_event_wait (the runtime's state is cold too)
 //   kupl_warm  the same, after an untimed 256 B async + wait on other buffers: the runtime's
 //              state is warm, the copy's buffers are as cold as the caller's
+// two calls that copy nothing, for the floor under "kupl":
+//   entry      kupl_get_version: a call into libkupl that touches none of the runtime's state
+//              (the caller's PLT and GOT, libkupl's code): what any call into a library pays
+//   query      kupl_event_query: the runtime's entry, a handle looked up, an event's state
 // and two probes of the machine:
 //   page       one load from a page last touched before the traffic: a TLB miss whose page walk
 //              misses the caches too (on a virtual machine a two-level walk)
@@ -62,7 +66,7 @@ class Bench {
         std::free(probes_);
     }
 
-    enum { kCaller, kCaller2, kKupl, kKuplWarm, kPage, kLine, kVariants };
+    enum { kCaller, kCaller2, kKupl, kKuplWarm, kEntry, kQuery, kPage, kLine, kVariants };
 
     void run(size_t bytes, int reps) {
         unsigned char *src = alloc_pages(bytes), *dst = alloc_pages(bytes);
@@ -81,9 +85,9 @@ class Bench {
         double m[kVariants];
         for (int v = 0; v < kVariants; ++v)
             m[v] = median(times[v]);
-        std::printf("| %7zu | %8.0f | %4.2f | %8.0f | %8.0f | %8.0f | %5.0f | %5.0f |\n", bytes, m[kCaller],
-                    m[kCaller] / m[kCaller2], m[kKupl], m[kKuplWarm], m[kKupl] - m[kKuplWarm], m[kPage],
-                    m[kLine]);
+        std::printf("| %7zu | %8.0f | %4.2f | %8.0f | %8.0f | %8.0f | %5.0f | %5.0f | %5.0f | %5.0f |\n",
+                    bytes, m[kCaller], m[kCaller] / m[kCaller2], m[kKupl], m[kKuplWarm],
+                    m[kKupl] - m[kKuplWarm], m[kEntry], m[kQuery], m[kPage], m[kLine]);
         std::free(src);
         std::free(dst);
     }
@@ -122,6 +126,16 @@ class Bench {
             if (kupl_memcpy_async(dst, src, bytes, queue_, event_) != KUPL_OK ||
                 kupl_event_wait(event_) != KUPL_OK)
                 die("kupl_memcpy_async + kupl_event_wait failed");
+            break;
+        case kEntry: {
+            kupl_version_t version;
+            if (kupl_get_version(&version) != KUPL_OK)
+                die("kupl_get_version failed");
+            break;
+        }
+        case kQuery:
+            if (kupl_event_query(event_) == KUPL_ERROR)
+                die("kupl_event_query failed");
             break;
         case kPage:
         case kLine:
@@ -166,9 +180,9 @@ int main(int argc, char **argv) {
     }
     Bench bench;
     std::printf("after 64 MiB of other memory traffic, medians of %d repetitions, ns\n\n", reps);
-    std::printf(
-        "| bytes | caller | A/A | kupl | kupl, runtime warm | runtime cold | page probe | line probe |\n");
-    std::printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    std::printf("| bytes | caller | A/A | kupl | kupl, runtime warm | runtime cold | entry | query | page "
+                "probe | line probe |\n");
+    std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (size_t bytes : sizes)
         bench.run(bytes, reps);
     return 0;
