@@ -2,9 +2,12 @@
 // look-ups.
 //
 // The functions on the path of a copy and its wait (here and in sched/, copy/) are [[gnu::hot]],
-// lambdas too: GCC places them side by side (.text.hot), so a copy + wait made while the runtime
-// is cold runs from 3 of libkupl's code pages instead of 9. On a VM each cold page is a nested
-// page walk of ~0.8 us, a cold line ~0.13 us (core_cold_state_bench).
+// lambdas too: GCC places them side by side (.text.hot), in the order of the files and of the
+// functions in them (core/CMakeLists.txt), and what only slower paths need (a handle not in this
+// thread's cache, an op to build, a wait for unfinished work) is kept out of line. A small copy
+// that runs at once, with its wait, so runs from 2 of libkupl's code pages (9 before the
+// grouping). On a VM each cold page is a nested page walk of ~0.8 us, a cold line ~0.13 us
+// (core_cold_state_bench).
 #pragma once
 
 #include "kupl.h"
@@ -26,8 +29,9 @@ void report_exception(const char *function);
 // a C caller: an exception (std::bad_alloc when memory runs out, std::system_error when a thread
 // or lock cannot be had) becomes the call's error result, `on_exception`, logged like every other
 // failure. body(function) returns the call's result.
+// Always inlined: an entry point and its body are one function on the copy path's code pages.
 template <typename Result, typename Body>
-Result guarded(const char *function, Result on_exception, Body &&body) {
+[[gnu::always_inline]] inline Result guarded(const char *function, Result on_exception, Body &&body) {
     try {
         return body(function);
     } catch (...) {
@@ -36,7 +40,7 @@ Result guarded(const char *function, Result on_exception, Body &&body) {
     return on_exception;
 }
 // For entry points that return nothing.
-template <typename Body> void guarded(const char *function, Body &&body) {
+template <typename Body> [[gnu::always_inline]] inline void guarded(const char *function, Body &&body) {
     try {
         body(function);
     } catch (...) {

@@ -67,23 +67,6 @@ std::uint64_t next_trace_copy() {
     return count.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
-[[gnu::hot]] int copy_sync(const char *function, const kupl::copy::CopyDescriptor &copy) {
-    kupl::Runtime *runtime = kupl::api::runtime_for(function);
-    if (runtime == nullptr)
-        return KUPL_ERROR;
-    kupl::support::TraceScope trace("copy", function);
-    if (trace.active())
-        std::snprintf(
-            trace.args, sizeof trace.args,
-            "\"copy\":%llu,\"bytes\":%zu,\"shape\":\"%s\",\"width\":%zu,\"height\":%zu,\"dpitch\":%zu,"
-            "\"spitch\":%zu",
-            static_cast<unsigned long long>(next_trace_copy()), copy.bytes(), copy.height == 1 ? "1D" : "2D",
-            copy.width, copy.height, copy.dpitch, copy.spitch);
-    if (const char *error = runtime->engine->copy_and_wait(copy))
-        return fail(function, "%s", error);
-    return KUPL_OK;
-}
-
 // Where a copy or batch goes and what it completes, resolved before anything is enqueued. The
 // queue and the event are borrowed (api_support.h): the call looks up nothing else and runs no
 // user code before it is done with them; an op that outlives the call takes references of its own.
@@ -140,16 +123,11 @@ struct Destination {
     }
 };
 
-[[gnu::hot]] int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kupl_queue_h queue,
-                            kupl_event_h event) {
-    Destination to;
-    if (to.resolve(function, queue, event) != KUPL_OK)
-        return KUPL_ERROR;
-    // An idle queue and a copy that runs on this thread anyway: no op to build (an untraced run
-    // only, so that a trace shows every copy as an op of its queue).
-    if (to.ordered != nullptr && !KUPL_TRACING() &&
-        to.ordered->try_copy_at_once(copy, to.signal, to.generation))
-        return KUPL_OK;
+// A copy that copy_async() could not run at once: an op for its queue, the engine or the
+// synchronous queue. Not inlined, so that the copies that run at once keep to few code pages
+// (api_support.h).
+[[gnu::noinline]] int copy_as_op(const char *function, const kupl::copy::CopyDescriptor &copy,
+                                 Destination &to) {
     std::unique_ptr<kupl::sched::Op> op;
     try {
         op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::copy);
@@ -160,6 +138,67 @@ struct Destination {
     }
     op->copy = copy;
     return to.hand_over(function, std::move(op));
+}
+
+[[gnu::hot]] int copy_async(const char *function, const kupl::copy::CopyDescriptor &copy, kupl_queue_h queue,
+                            kupl_event_h event) {
+    Destination to;
+    if (to.resolve(function, queue, event) != KUPL_OK)
+        return KUPL_ERROR;
+    // An idle queue and a copy that runs on this thread anyway: no op to build (an untraced run
+    // only, so that a trace shows every copy as an op of its queue).
+    if (to.ordered != nullptr && !KUPL_TRACING() &&
+        to.ordered->try_copy_at_once(copy, to.signal, to.generation))
+        return KUPL_OK;
+    return copy_as_op(function, copy, to);
+}
+
+} // namespace
+
+extern "C" {
+
+[[gnu::hot]] int kupl_memcpy_async(void *dst, const void *src, size_t count, kupl_queue_h queue,
+                                   kupl_event_h event) {
+    return guarded(__func__, KUPL_ERROR, [&] [[gnu::hot]] (const char *function) {
+        kupl::copy::CopyDescriptor copy;
+        if (describe_copy(function, dst, count, src, count, count, 1, copy) != KUPL_OK)
+            return KUPL_ERROR;
+        return copy_async(function, copy, queue, event);
+    });
+}
+
+[[gnu::hot]] int kupl_memcpy2d_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                     size_t height, kupl_queue_h queue, kupl_event_h event) {
+    return guarded(__func__, KUPL_ERROR, [&] [[gnu::hot]] (const char *function) {
+        kupl::copy::CopyDescriptor copy;
+        if (describe_copy(function, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)
+            return KUPL_ERROR;
+        return copy_async(function, copy, queue, event);
+    });
+}
+
+} // extern "C"
+
+// The synchronous copies come after the asynchronous ones: libkupl is built with
+// -fno-toplevel-reorder, so its functions lie in the order of the source, and a copy that runs at
+// once on an idle queue, with its wait, keeps to few code pages (api_support.h).
+namespace {
+
+[[gnu::hot]] int copy_sync(const char *function, const kupl::copy::CopyDescriptor &copy) {
+    kupl::Runtime *runtime = kupl::api::runtime_for(function);
+    if (runtime == nullptr)
+        return KUPL_ERROR;
+    kupl::support::TraceScope trace("copy", function);
+    if (trace.active())
+        std::snprintf(
+            trace.args, sizeof trace.args,
+            "\"copy\":%llu,\"bytes\":%zu,\"shape\":\"%s\",\"width\":%zu,\"height\":%zu,\"dpitch\":%zu,"
+            "\"spitch\":%zu",
+            static_cast<unsigned long long>(next_trace_copy()), copy.bytes(), copy.height == 1 ? "1D" : "2D",
+            copy.width, copy.height, copy.dpitch, copy.spitch);
+    if (const char *error = runtime->engine->copy_and_wait(copy))
+        return fail(function, "%s", error);
+    return KUPL_OK;
 }
 
 } // namespace
@@ -182,26 +221,6 @@ extern "C" {
         if (describe_copy(function, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)
             return KUPL_ERROR;
         return copy_sync(function, copy);
-    });
-}
-
-[[gnu::hot]] int kupl_memcpy_async(void *dst, const void *src, size_t count, kupl_queue_h queue,
-                                   kupl_event_h event) {
-    return guarded(__func__, KUPL_ERROR, [&] [[gnu::hot]] (const char *function) {
-        kupl::copy::CopyDescriptor copy;
-        if (describe_copy(function, dst, count, src, count, count, 1, copy) != KUPL_OK)
-            return KUPL_ERROR;
-        return copy_async(function, copy, queue, event);
-    });
-}
-
-[[gnu::hot]] int kupl_memcpy2d_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                                     size_t height, kupl_queue_h queue, kupl_event_h event) {
-    return guarded(__func__, KUPL_ERROR, [&] [[gnu::hot]] (const char *function) {
-        kupl::copy::CopyDescriptor copy;
-        if (describe_copy(function, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)
-            return KUPL_ERROR;
-        return copy_async(function, copy, queue, event);
     });
 }
 

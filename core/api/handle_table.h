@@ -60,19 +60,7 @@ template <typename T> class HandleTable {
         const std::uint64_t removals = removals_.load(std::memory_order_acquire);
         if (last.table == this && last.handle == key && last.removals == removals && last.object != nullptr)
             return last.object.get();
-        std::shared_ptr<T> object;
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            auto it = objects_.find(key);
-            if (it != objects_.end())
-                object = it->second;
-        }
-        // `removals` was read before the lookup: a removal since then makes this entry stale.
-        last.table = this;
-        last.handle = key;
-        last.removals = removals;
-        last.object = std::move(object); // a miss empties the cache: nothing stays pinned by it
-        return last.object.get();
+        return look_up(key, removals, last);
     }
     std::shared_ptr<T> remove(const void *handle) {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -106,6 +94,23 @@ template <typename T> class HandleTable {
     static LastFound &last_found() {
         thread_local LastFound last;
         return last;
+    }
+    // borrow() past this thread's cache: the table, under its lock. Not inlined, so that a copy's
+    // path keeps to few code pages (api_support.h).
+    [[gnu::noinline]] T *look_up(std::uintptr_t key, std::uint64_t removals, LastFound &last) const {
+        std::shared_ptr<T> object;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto it = objects_.find(key);
+            if (it != objects_.end())
+                object = it->second;
+        }
+        // `removals` was read before the lookup: a removal since then makes this entry stale.
+        last.table = this;
+        last.handle = key;
+        last.removals = removals;
+        last.object = std::move(object); // a miss empties the cache: nothing stays pinned by it
+        return last.object.get();
     }
 
     const std::uintptr_t tag_;

@@ -83,23 +83,6 @@ Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend>
     }
 }
 
-// Copies that come in a stream while every channel sleeps (a batch submitted before compute, a
-// loop of copies) add up: inlining every one would keep a whole batch off the channels, and waking
-// a channel for the first small one of a loop costs more than the copy. The copy that makes the
-// stream worth a wake-up hands off (the channels are then awake for the rest); a pause of
-// kStreamWindowNs after the previous copy was done starts a new stream.
-[[gnu::hot]] std::size_t Engine::parked_stream_with(const copy::CopyDescriptor &copy) const {
-    const std::uint64_t last = last_parked_copy_ns_.load(std::memory_order_relaxed);
-    const std::size_t before =
-        support::now_ns() - last > kStreamWindowNs ? 0 : parked_stream_bytes_.load(std::memory_order_relaxed);
-    return before + copy.cost_bytes();
-}
-
-[[gnu::hot]] void Engine::end_parked_copy(std::size_t stream_bytes) {
-    parked_stream_bytes_.store(stream_bytes, std::memory_order_relaxed);
-    last_parked_copy_ns_.store(support::now_ns(), std::memory_order_relaxed);
-}
-
 [[gnu::hot]] Engine::Placement Engine::place(const copy::CopyDescriptor &copy,
                                              std::size_t *stream_bytes) const {
     if (copy.bytes() == 0 || copy.cost_bytes() < config_.inline_threshold)
@@ -115,6 +98,122 @@ Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend>
     const Placement where = place(copy, &how->parked_stream);
     how->timed = where == Placement::slower_channels;
     return on_caller(where);
+}
+
+[[gnu::hot]] const char *Engine::copy_inline(const copy::CopyDescriptor &copy, bool fail, bool timed) {
+    if (fail)
+        return injected_fault;
+    if (copy.bytes() != 0)
+        copy_now(copy, timed);
+    return nullptr;
+}
+
+[[gnu::hot]] void Engine::count_copy(const copy::CopyDescriptor &copy, const char *error) {
+    if (error != nullptr)
+        counters_.bump(support::Counter::copies_failed);
+    else
+        counters_.bump(support::Counter::bytes_copied, copy.bytes());
+}
+
+[[gnu::hot]] const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, const InlineCopy &how,
+                                              Event *signal, std::uint64_t generation) {
+    counters_.bump(support::Counter::copies_submitted);
+    const char *error = copy_inline(copy, faults_.should_fail(), how.timed);
+    if (how.parked_stream != 0)
+        end_parked_copy(how.parked_stream);
+    count_copy(copy, error);
+    if (signal != nullptr)
+        signal->complete(generation, error);
+    return error;
+}
+
+[[gnu::hot]] const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
+    counters_.bump(support::Counter::copies_submitted);
+    const bool fail = faults_.should_fail();
+    // Waited for at once: while every channel sleeps, a copy that does not pay for waking one
+    // runs here (no stream of copies to keep on the channels, see parked_stream_with()); while
+    // one is awake, a copy it copies slower than this thread (timed, as an async one).
+    const bool small = copy.bytes() == 0 || copy.cost_bytes() < config_.sync_threshold;
+    bool slower_channels = false, inline_copy = small;
+    if (!small) {
+        const bool ready = backend_->ready();
+        slower_channels = ready && !channels_keep_up(copy);
+        inline_copy = slower_channels || (!ready && !worth_waking(copy.cost_bytes()));
+    }
+    if (fail && inline_copy) {
+        counters_.bump(support::Counter::copies_failed);
+        return injected_fault;
+    }
+    if (copy.bytes() == 0)
+        return nullptr;
+    if (inline_copy) {
+        copy_now(copy, slower_channels);
+    } else if (const char *error = hand_off_and_wait(copy, fail)) {
+        counters_.bump(support::Counter::copies_failed);
+        return error;
+    }
+    counters_.bump(support::Counter::bytes_copied, copy.bytes());
+    return nullptr;
+}
+
+const char *Engine::hand_off_and_wait(const copy::CopyDescriptor &copy, bool fail) {
+    if (KUPL_TRACING() && copy.trace_threads != nullptr)
+        copy.trace_threads->fetch_or(std::uint64_t{1} << kupl_trace_thread_index(),
+                                     std::memory_order_relaxed);
+    // Shared by the waiter and the completing thread; the last of the two frees it, so the
+    // completer may still be inside notify() when the waiter sees `done` and returns.
+    struct Completion final : copy::CopyCompletion {
+        std::atomic<bool> done{false};
+        std::atomic<const char *> error{nullptr}; // what the backend reported (static text)
+        std::atomic<int> owners{2};
+        support::EventCount wakeups;
+        void release() {
+            if (owners.fetch_sub(1, std::memory_order_acq_rel) == 1)
+                delete this;
+        }
+        void copy_done(const char *why) override {
+            error.store(why, std::memory_order_relaxed);
+            done.store(true, std::memory_order_seq_cst);
+            wakeups.notify(true);
+            release();
+        }
+    };
+    auto *completion = new Completion;
+    // An injected fault fails in the backend, through the completion below (see start()).
+    copy::CopyDescriptor submitted = copy;
+    submitted.fail_with = fail ? injected_fault : nullptr;
+    if (const char *refused = backend_->submit(submitted, completion)) {
+        delete completion;
+        return refused;
+    }
+    counters_.bump(support::Counter::copies_engine);
+    block_until([completion] { return completion->done.load(std::memory_order_acquire); },
+                completion->wakeups);
+    // A backend that fails a copy (a hardware engine may) fails the synchronous call too.
+    const char *error = completion->error.load(std::memory_order_relaxed);
+    completion->release();
+    return error;
+}
+
+// What places copies of 32 KiB and more comes after the functions of the copies that run at once
+// (above): libkupl is built with -fno-toplevel-reorder, so its functions lie in the order of the
+// source, and a small copy with its wait keeps to few code pages (api/api_support.h).
+
+// Copies that come in a stream while every channel sleeps (a batch submitted before compute, a
+// loop of copies) add up: inlining every one would keep a whole batch off the channels, and waking
+// a channel for the first small one of a loop costs more than the copy. The copy that makes the
+// stream worth a wake-up hands off (the channels are then awake for the rest); a pause of
+// kStreamWindowNs after the previous copy was done starts a new stream.
+[[gnu::hot]] std::size_t Engine::parked_stream_with(const copy::CopyDescriptor &copy) const {
+    const std::uint64_t last = last_parked_copy_ns_.load(std::memory_order_relaxed);
+    const std::size_t before =
+        support::now_ns() - last > kStreamWindowNs ? 0 : parked_stream_bytes_.load(std::memory_order_relaxed);
+    return before + copy.cost_bytes();
+}
+
+[[gnu::hot]] void Engine::end_parked_copy(std::size_t stream_bytes) {
+    parked_stream_bytes_.store(stream_bytes, std::memory_order_relaxed);
+    last_parked_copy_ns_.store(support::now_ns(), std::memory_order_relaxed);
 }
 
 [[gnu::hot]] bool Engine::channels_keep_up(const copy::CopyDescriptor &copy) const {
@@ -171,33 +270,6 @@ std::string Engine::speed_summary() const {
 
 [[gnu::hot]] bool Engine::worth_waking(std::size_t cost_bytes) const {
     return cost_bytes >= config_.mt_threshold && backend_->worth_waking(cost_bytes);
-}
-
-[[gnu::hot]] const char *Engine::copy_inline(const copy::CopyDescriptor &copy, bool fail, bool timed) {
-    if (fail)
-        return injected_fault;
-    if (copy.bytes() != 0)
-        copy_now(copy, timed);
-    return nullptr;
-}
-
-[[gnu::hot]] void Engine::count_copy(const copy::CopyDescriptor &copy, const char *error) {
-    if (error != nullptr)
-        counters_.bump(support::Counter::copies_failed);
-    else
-        counters_.bump(support::Counter::bytes_copied, copy.bytes());
-}
-
-[[gnu::hot]] const char *Engine::copy_at_once(const copy::CopyDescriptor &copy, const InlineCopy &how,
-                                              Event *signal, std::uint64_t generation) {
-    counters_.bump(support::Counter::copies_submitted);
-    const char *error = copy_inline(copy, faults_.should_fail(), how.timed);
-    if (how.parked_stream != 0)
-        end_parked_copy(how.parked_stream);
-    count_copy(copy, error);
-    if (signal != nullptr)
-        signal->complete(generation, error);
-    return error;
 }
 
 bool Engine::start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, const char **error) {
@@ -356,70 +428,6 @@ void Engine::run_unordered(std::unique_ptr<Op> op) {
         settle(*raw, nullptr);
         delete raw;
     }
-}
-
-[[gnu::hot]] const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
-    counters_.bump(support::Counter::copies_submitted);
-    const bool fail = faults_.should_fail();
-    // Waited for at once: while every channel sleeps, a copy that does not pay for waking one
-    // runs here (no stream of copies to keep on the channels, see parked_stream_with()); while
-    // one is awake, a copy it copies slower than this thread (timed, as an async one).
-    const bool small = copy.bytes() == 0 || copy.cost_bytes() < config_.sync_threshold;
-    const bool ready = backend_->ready();
-    const bool slower_channels = !small && ready && !channels_keep_up(copy);
-    const bool inline_copy = small || slower_channels || (!ready && !worth_waking(copy.cost_bytes()));
-    if (fail && inline_copy) {
-        counters_.bump(support::Counter::copies_failed);
-        return injected_fault;
-    }
-    if (copy.bytes() == 0)
-        return nullptr;
-    if (inline_copy) {
-        copy_now(copy, slower_channels);
-    } else {
-        if (KUPL_TRACING() && copy.trace_threads != nullptr)
-            copy.trace_threads->fetch_or(std::uint64_t{1} << kupl_trace_thread_index(),
-                                         std::memory_order_relaxed);
-        // Shared by the waiter and the completing thread; the last of the two frees it, so the
-        // completer may still be inside notify() when the waiter sees `done` and returns.
-        struct Completion final : copy::CopyCompletion {
-            std::atomic<bool> done{false};
-            std::atomic<const char *> error{nullptr}; // what the backend reported (static text)
-            std::atomic<int> owners{2};
-            support::EventCount wakeups;
-            void release() {
-                if (owners.fetch_sub(1, std::memory_order_acq_rel) == 1)
-                    delete this;
-            }
-            void copy_done(const char *why) override {
-                error.store(why, std::memory_order_relaxed);
-                done.store(true, std::memory_order_seq_cst);
-                wakeups.notify(true);
-                release();
-            }
-        };
-        auto *completion = new Completion;
-        // An injected fault fails in the backend, through the completion below (see start()).
-        copy::CopyDescriptor submitted = copy;
-        submitted.fail_with = fail ? injected_fault : nullptr;
-        if (const char *refused = backend_->submit(submitted, completion)) {
-            delete completion;
-            counters_.bump(support::Counter::copies_failed);
-            return refused;
-        }
-        counters_.bump(support::Counter::copies_engine);
-        block_until([completion] { return completion->done.load(std::memory_order_acquire); },
-                    completion->wakeups);
-        // A backend that fails a copy (a hardware engine may) fails the synchronous call too.
-        const char *error = completion->error.load(std::memory_order_relaxed);
-        completion->release();
-        if (error != nullptr) {
-            counters_.bump(support::Counter::copies_failed);
-            return error;
-        }
-    }
-    counters_.bump(support::Counter::bytes_copied, copy.bytes());
-    return nullptr;
 }
 
 void Engine::drain_and_stop(std::chrono::milliseconds limit) {

@@ -75,8 +75,32 @@ class Engine {
     }
     template <typename Done, typename Announce>
     void block_until(Done done, support::EventCount &wakeups, Announce announce) {
-        if (done())
-            return;
+        if (!done())
+            wait_unfinished(done, wakeups, announce);
+    }
+
+    // True if no copy and no host item is in flight (the calling item, if any, excepted).
+    bool quiescent() const {
+        // A copy's completion may post a host item and a host item may submit a copy, each counted
+        // before the other is uncounted: executor, backend, executor again sees every hand-off.
+        return executor_->idle() && backend_->idle() && executor_->idle();
+    }
+    // For KUPL_STATS: the caller's and the channels' measured speeds by copy size, one line
+    // without its end, or "" if none was measured.
+    std::string speed_summary() const;
+    // At process exit: returns once no copy and no host item is in flight, then stops the
+    // threads, abandoning one that has not ended after `limit` (see support/join_within.h).
+    void drain_and_stop(std::chrono::milliseconds limit);
+
+  private:
+    // copy_and_wait() for a copy the backend copies: submits it (failing with an injected fault
+    // if `fail`) and waits, helping. Returns nullptr or why it failed. Apart from copy_and_wait(),
+    // so that a copy that runs at once keeps to few code pages (api/api_support.h).
+    [[gnu::noinline]] const char *hand_off_and_wait(const copy::CopyDescriptor &copy, bool fail);
+    // block_until() for work not done yet. Not inlined: a wait for work that is done (a copy that
+    // ran inline) keeps to few code pages (api/api_support.h).
+    template <typename Done, typename Announce>
+    [[gnu::noinline]] void wait_unfinished(Done done, support::EventCount &wakeups, Announce announce) {
         counters_.bump(support::Counter::caller_waits);
         // An executor thread that sleeps here lends its slot to other host items (the item it
         // waits for may be one of them) until the wait is over; a short wait does not.
@@ -113,20 +137,6 @@ class Engine {
         }
     }
 
-    // True if no copy and no host item is in flight (the calling item, if any, excepted).
-    bool quiescent() const {
-        // A copy's completion may post a host item and a host item may submit a copy, each counted
-        // before the other is uncounted: executor, backend, executor again sees every hand-off.
-        return executor_->idle() && backend_->idle() && executor_->idle();
-    }
-    // For KUPL_STATS: the caller's and the channels' measured speeds by copy size, one line
-    // without its end, or "" if none was measured.
-    std::string speed_summary() const;
-    // At process exit: returns once no copy and no host item is in flight, then stops the
-    // threads, abandoning one that has not ended after `limit` (see support/join_within.h).
-    void drain_and_stop(std::chrono::milliseconds limit);
-
-  private:
     // A waiting caller takes copy pieces only while that leaves every busy runtime thread a core:
     // while a host function computes, helping would slow it more than it speeds up the copy.
     bool may_help() const {
