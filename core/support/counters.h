@@ -4,9 +4,9 @@
 // copy cost ~10% of a 4 KiB kupl_memcpy_async + wait as locked adds); a read sums the slots.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
-#include <memory>
 
 namespace kupl::support {
 
@@ -46,8 +46,6 @@ inline unsigned thread_slot() {
 
 class Counters {
   public:
-    Counters() : slots_(std::make_unique<Slot[]>(kThreadSlots + 1)) {}
-
     void bump(Counter which, std::uint64_t by = 1) {
         const unsigned slot = thread_slot();
         std::atomic<std::uint64_t> &value = slots_[slot].value[static_cast<unsigned>(which)];
@@ -70,7 +68,9 @@ class Counters {
     struct alignas(64) Slot {
         std::atomic<std::uint64_t> value[static_cast<unsigned>(Counter::count)]{};
     };
-    std::unique_ptr<Slot[]> slots_;
+    // Held inline (33 KiB), not allocated apart: the first slots lie beside what the holder keeps
+    // before them (see runtime.h).
+    std::array<Slot, kThreadSlots + 1> slots_{};
 };
 
 } // namespace kupl::support
