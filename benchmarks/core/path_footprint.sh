@@ -86,6 +86,8 @@ for line in open(log):
     elif tracing:
         data_pages.add(address >> 12)
         data_lines.add(address >> 6)
+if instructions == 0:
+    sys.exit('path_footprint: the traced call was not found between the markers in ' + log)
 label = '256 B async + wait' if path == 'async' else '256 B kupl_memcpy '
 print('%s: %4d instructions; libkupl code %3d lines on %d pages; data %3d lines on %2d pages'
       % (label, instructions, len(code_lines), len({l >> 6 for l in code_lines}), len(data_lines),
