@@ -42,13 +42,18 @@ class SpeedBySize {
     std::array<RunningEstimate, kSlots> slots_;
 };
 
-// The share of a job for worker A (at a_ns_per_kib) beside worker B (at b_ns_per_kib) for both
-// to end together: b / (a + b). Kept within [1/8, 7/8], so both keep a part and stay measured;
-// one half while either speed is unmeasured (0).
-inline double share_to_end_together(std::uint64_t a_ns_per_kib, std::uint64_t b_ns_per_kib) {
-    if (a_ns_per_kib == 0 || b_ns_per_kib == 0)
+// The share of a job of `kib` KiB of cost for worker A (at a_ns_per_kib, starting a_delay_ns
+// after B) beside worker B (at b_ns_per_kib) for both to end together: a_delay + share * kib * a
+// = (1 - share) * kib * b, so (kib * b - a_delay) / (kib * (a + b)); without a delay, b / (a + b).
+// Kept within [1/8, 7/8], so both keep a part and stay measured; one half while either speed is
+// unmeasured (0).
+inline double share_to_end_together(std::uint64_t a_ns_per_kib, std::uint64_t b_ns_per_kib, double kib = 1.0,
+                                    std::uint64_t a_delay_ns = 0) {
+    if (a_ns_per_kib == 0 || b_ns_per_kib == 0 || kib <= 0)
         return 0.5;
-    const double share = static_cast<double>(b_ns_per_kib) / static_cast<double>(a_ns_per_kib + b_ns_per_kib);
+    const double b_time = kib * static_cast<double>(b_ns_per_kib);
+    const double share =
+        (b_time - static_cast<double>(a_delay_ns)) / (kib * static_cast<double>(a_ns_per_kib + b_ns_per_kib));
     return share < 0.125 ? 0.125 : share > 0.875 ? 0.875 : share;
 }
 

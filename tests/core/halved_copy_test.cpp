@@ -18,6 +18,13 @@ struct Ran {
     std::uint64_t inline_copies, pieces;
 };
 
+// A halved copy runs as the channel's part and the caller's; a channel that is done with its part
+// before the caller comes takes the caller's in pieces (4 at most) until the caller takes the rest.
+void expect_halved(std::uint64_t pieces) {
+    EXPECT_GE(pieces, 2u);
+    EXPECT_LE(pieces, 5u);
+}
+
 class HalvedCopy : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -100,7 +107,7 @@ TEST_F(HalvedCopy, A1DCopyHandedToAnAwakeChannelRunsInTwoHalves) {
         ASSERT_EQ(std::memcmp(dst.data(), src.data(), bytes), 0) << "try " << tries.count();
         handed_over = ran.inline_copies == 0;
         if (handed_over)
-            EXPECT_EQ(ran.pieces, 2u) << "a copy of " << bytes << " B handed over";
+            expect_halved(ran.pieces);
         else
             EXPECT_EQ(ran.pieces, 0u);
     }
@@ -129,7 +136,7 @@ TEST_F(HalvedCopy, A2DCopyIsHalvedByRowsAndLeavesTheGapsAlone) {
         }
         handed_over = ran.inline_copies == 0;
         if (handed_over)
-            EXPECT_EQ(ran.pieces, 2u);
+            expect_halved(ran.pieces);
         else
             EXPECT_EQ(ran.pieces, 0u);
     }

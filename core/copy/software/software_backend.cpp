@@ -22,10 +22,13 @@ struct SoftwareBackend::Job {
     std::size_t per_piece;   // units per piece
     std::size_t first_piece; // units of the first piece (a halved copy's may differ)
     bool halved;             // two parts: the first a channel's, the second a waiting caller's
-    std::atomic<std::size_t> pieces_left;
-    std::size_t next_unit = 0;    // the first unit not handed out yet; guarded by mutex_
-    std::size_t end_unit = units; // the end of the units not handed out yet; guarded by mutex_
-    Job *next_job = nullptr;      // the next job of the same priority; guarded by mutex_
+    std::size_t counted;     // its share of its slot's count (pieces not handed out); guarded by mutex_
+    std::atomic<std::size_t> units_left{units}; // not copied yet
+    std::uint64_t awake_submitted_ns = 0;       // see start_delay_; 0: not measured on this copy
+    std::size_t next_unit = 0;                  // the first unit not handed out yet; guarded by mutex_
+    std::size_t end_unit = units;               // the end of the units not handed out yet; guarded by mutex_
+    bool caller_came = false; // a halved copy's waiting caller took its part; guarded by mutex_
+    Job *next_job = nullptr;  // the next job of the same priority; guarded by mutex_
 };
 
 namespace {
@@ -38,6 +41,10 @@ constexpr std::size_t kAlwaysWakeSplits = 8;
 constexpr std::uint64_t kRemeasureNs = 50'000'000;
 // A copy is worth waking a channel for when it takes this many whole wake-ups (call + latency).
 constexpr double kWakeUpsPerCopy = 1.5;
+// A channel that finished its part of a halved copy before the waiting caller came takes the
+// caller's part in this many pieces, so that a caller who comes meanwhile (from compute) takes
+// the rest instead of waiting for a channel that may copy slower than it.
+constexpr std::size_t kCallerPartPieces = 4;
 
 // Channels on several nodes: split copies can go to the channels of their destination's node.
 bool plans_routing(const topo::PlacementPlan &plan) {
@@ -160,16 +167,22 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     const std::size_t bytes = copy.cost_bytes();
     const bool split = copy.fail_with == nullptr && bytes >= options_.split_threshold;
     const bool halved = halves(copy) && units >= 2;
+    // A halved copy's channel part taken by a channel that was awake (spinning or busy) when the
+    // copy came measures start_delay_ (a parked one's wake-up is measured apart, in wake_cost).
+    const std::uint64_t awake_since = halved && ready() ? support::now_ns() : 0;
     std::size_t pieces = 1, per_piece = units, first_piece = units;
     if (halved) {
         // Two parts: the channel takes the first, a caller who waits at once the other; cut where
         // they end together at the speeds measured on such parts.
         first_piece = std::clamp<std::size_t>(
-            static_cast<std::size_t>(static_cast<double>(units) * channel_share(copy)), 1, units - 1);
+            static_cast<std::size_t>(static_cast<double>(units) * channel_share(copy, awake_since != 0)), 1,
+            units - 1);
         if (one_d)
             first_piece = std::min((first_piece + 63) & ~std::size_t{63}, units - 1);
-        per_piece = units - first_piece;
-        pieces = 2;
+        per_piece = (units - first_piece + kCallerPartPieces - 1) / kCallerPartPieces;
+        if (one_d)
+            per_piece = (per_piece + 63) & ~std::size_t{63};
+        pieces = 2; // counted as two: the channel's part and the caller's, however the latter is cut
     } else {
         if (split) {
             // Several pieces per thread so a channel that is slowed down does not hold up the copy,
@@ -201,9 +214,10 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
                                        per_piece,
                                        first_piece,
                                        halved,
-                                       {pieces}};
+                                       pieces};
     if (job == nullptr)
         return "out of memory for the copy's bookkeeping";
+    job->awake_submitted_ns = awake_since;
     unfinished_jobs_.fetch_add(1, std::memory_order_seq_cst);
     {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -225,10 +239,12 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
            bytes < options_.split_threshold && options_.helpers > 0;
 }
 
-[[gnu::hot]] double SoftwareBackend::channel_share(const CopyDescriptor &copy) const {
+[[gnu::hot]] double SoftwareBackend::channel_share(const CopyDescriptor &copy, bool channel_awake) const {
     const bool two_d = copy.height != 1;
     return support::share_to_end_together(channel_speed_.ns_per_kib(copy.cost_bytes(), two_d),
-                                          helper_speed_.ns_per_kib(copy.cost_bytes(), two_d));
+                                          helper_speed_.ns_per_kib(copy.cost_bytes(), two_d),
+                                          static_cast<double>(copy.cost_bytes()) / 1024.0,
+                                          channel_awake ? start_delay_.get() : 0);
 }
 
 [[gnu::hot]] double SoftwareBackend::hand_off_slowdown(const CopyDescriptor &copy,
@@ -241,6 +257,10 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     // A whole copy must be copied as fast as the caller would. A halved one is cut where the
     // channel and a caller who waits at once end together (channel_share): it takes
     // caller * channel / (caller + channel) of the caller's time per KiB, so it always keeps up.
+    // (A channel that comes late leaves the caller a larger part: the copy then takes more than
+    // that, but never more than the caller alone, who takes the channel's part too when the
+    // channel has not come by the end of its own. Judged slower, the copy would run on the
+    // caller and a copy beside compute would lose its overlap.)
     return halves(copy) ? channel / (caller + channel) : channel / caller;
 }
 
@@ -291,7 +311,14 @@ std::string SoftwareBackend::wake_cost_summary() const {
                   "while parked, copies below %.0f KiB stay on the caller",
                   static_cast<double>(wake_up.call_ns) / 1e3, static_cast<double>(wake_up.latency_ns) / 1e3,
                   1024.0 / static_cast<double>(wake_up.ns_per_kib), bar_bytes / 1024.0);
-    return line;
+    std::string summary = line;
+    if (const std::uint64_t delay = start_delay_.get(); delay != 0) {
+        std::snprintf(line, sizeof line,
+                      "; halved copies: a channel on its part %.1f us after the submission",
+                      static_cast<double>(delay) / 1e3);
+        summary += line;
+    }
+    return summary;
 }
 
 bool SoftwareBackend::has_work(int node) const {
@@ -332,21 +359,32 @@ bool SoftwareBackend::try_run_one(int node) {
         if (list == nullptr)
             return false;
         Job *job = list->first;
-        if (node == -2 && job->halved && job->end_unit == job->units) {
-            // A waiting caller takes the part cut for it, even when it comes before the channel.
-            piece = Piece{job, job->first_piece, job->units};
-            job->end_unit = job->first_piece;
+        if (node == -2 && job->halved && !job->caller_came) {
+            // A waiting caller takes what is left of the part cut for it, even when it comes
+            // before the channel.
+            job->caller_came = true;
+            piece = Piece{job, std::max(job->next_unit, job->first_piece), job->end_unit};
+            job->end_unit = piece.first;
         } else {
+            // A halved copy's first part taken: how long after the submission a channel came (or,
+            // the waiting caller taking it, at least how long the channel stayed away).
+            if (job->awake_submitted_ns != 0 && job->next_unit == 0)
+                start_delay_.add(support::now_ns() - job->awake_submitted_ns);
             const std::size_t size = job->next_unit == 0 ? job->first_piece : job->per_piece;
             piece = Piece{job, job->next_unit, std::min(job->end_unit, job->next_unit + size)};
             job->next_unit = piece.last;
         }
-        if (job->next_unit == job->end_unit) { // its last piece: the job leaves the list
+        const bool last = job->next_unit == job->end_unit;
+        if (last) { // its last piece: the job leaves the list
             list->first = job->next_job;
             if (list->first == nullptr)
                 list->last = nullptr;
         }
-        more = slots_[slot].count.fetch_sub(1, std::memory_order_relaxed) > 1;
+        // One piece less, but a job keeps one count until it leaves (a halved copy's caller part
+        // counts once, in however many pieces a channel takes it).
+        const std::size_t taken = last ? job->counted : job->counted > 1 ? 1 : 0;
+        job->counted -= taken;
+        more = slots_[slot].count.fetch_sub(taken, std::memory_order_relaxed) > taken;
     }
     // A channel that took work a spinner was counted on for passes the wake-up on, so the rest
     // does not wait for it. A helper (a waiting caller) never does: the spinning channel the
@@ -386,7 +424,11 @@ void SoftwareBackend::run_piece(const Piece &piece, bool by_channel) {
         if (cost >= kTimedPieceBytes)
             ns_per_kib_.add(ns_per_kib);
         // Split copies always go to the channels: only the speeds on the others decide anything.
-        if (c.cost_bytes() < options_.split_threshold)
+        // Of a halved copy, the channel's speed on its own part, which the cut is for (copying
+        // beside a waiting caller), not on the pieces of the caller's part it takes when no
+        // caller came: as many as four a copy, they would outweigh it.
+        const bool channel_part = !job.halved || piece.first == 0;
+        if (c.cost_bytes() < options_.split_threshold && (!by_channel || channel_part))
             (by_channel ? channel_speed_ : helper_speed_).add(c.cost_bytes(), c.height != 1, ns_per_kib);
     }
     counters_.bump(support::Counter::pieces_executed);
@@ -400,7 +442,7 @@ void SoftwareBackend::run_piece(const Piece &piece, bool by_channel) {
                       static_cast<unsigned long long>(c.trace_id), bytes);
         kupl_trace_slice(0, "copy", "copy piece", trace_start, kupl_trace_now(), args);
     }
-    if (job.pieces_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (job.units_left.fetch_sub(units, std::memory_order_acq_rel) == units) {
         CopyCompletion *done = job.done;
         const char *error = job.copy.fail_with;
         delete piece.job;
