@@ -83,19 +83,26 @@ Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend>
     }
 }
 
-[[gnu::hot]] Engine::Placement Engine::place(const copy::CopyDescriptor &copy,
+[[gnu::hot]] Engine::Placement Engine::place(const copy::CopyDescriptor &copy, bool waited_at_once,
                                              std::size_t *stream_bytes) const {
-    if (copy.bytes() == 0 || copy.cost_bytes() < config_.inline_threshold)
+    // Waited for at once, a copy stays here up to a larger size: no compute of the caller's can
+    // overlap it, only a split over the channels with the caller helping beats it.
+    const std::size_t small = waited_at_once ? config_.sync_threshold : config_.inline_threshold;
+    if (copy.bytes() == 0 || copy.cost_bytes() < small)
         return Placement::small;
     if (backend_->ready())
         return channels_keep_up(copy) ? Placement::hand_off : Placement::slower_channels;
+    // While every channel sleeps, a copy waited for at once pays for a wake-up alone: nothing
+    // else is submitted before it is done.
+    if (waited_at_once)
+        return worth_waking(copy.cost_bytes()) ? Placement::parked_hand_off : Placement::parked_inline;
     *stream_bytes = parked_stream_with(copy);
     return worth_waking(*stream_bytes) ? Placement::parked_hand_off : Placement::parked_inline;
 }
 
 [[gnu::hot]] bool Engine::copies_inline(const copy::CopyDescriptor &copy, InlineCopy *how) const {
     *how = InlineCopy{};
-    const Placement where = place(copy, &how->parked_stream);
+    const Placement where = place(copy, false, &how->parked_stream);
     how->timed = where == Placement::slower_channels;
     return on_caller(where);
 }
@@ -130,16 +137,9 @@ Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend>
 [[gnu::hot]] const char *Engine::copy_and_wait(const copy::CopyDescriptor &copy) {
     counters_.bump(support::Counter::copies_submitted);
     const bool fail = faults_.should_fail();
-    // Waited for at once: while every channel sleeps, a copy that does not pay for waking one
-    // runs here (no stream of copies to keep on the channels, see parked_stream_with()); while
-    // one is awake, a copy it copies slower than this thread (timed, as an async one).
-    const bool small = copy.bytes() == 0 || copy.cost_bytes() < config_.sync_threshold;
-    bool slower_channels = false, inline_copy = small;
-    if (!small) {
-        const bool ready = backend_->ready();
-        slower_channels = ready && !channels_keep_up(copy);
-        inline_copy = slower_channels || (!ready && !worth_waking(copy.cost_bytes()));
-    }
+    std::size_t unused_stream = 0;
+    const Placement where = place(copy, true, &unused_stream);
+    const bool inline_copy = on_caller(where);
     if (fail && inline_copy) {
         counters_.bump(support::Counter::copies_failed);
         return injected_fault;
@@ -147,7 +147,7 @@ Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend>
     if (copy.bytes() == 0)
         return nullptr;
     if (inline_copy) {
-        copy_now(copy, slower_channels);
+        copy_now(copy, where == Placement::slower_channels);
     } else if (const char *error = hand_off_and_wait(copy, fail)) {
         counters_.bump(support::Counter::copies_failed);
         return error;
@@ -276,7 +276,7 @@ bool Engine::start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, 
     counters_.bump(support::Counter::copies_submitted);
     const bool fail = faults_.should_fail();
     std::size_t stream = 0;
-    const Placement where = place(copy, &stream);
+    const Placement where = place(copy, false, &stream);
     if (on_caller(where)) {
         *error = copy_inline(copy, fail, where == Placement::slower_channels);
         if (where == Placement::parked_inline)

@@ -172,9 +172,11 @@ class Engine {
         return where == Placement::small || where == Placement::slower_channels ||
                where == Placement::parked_inline;
     }
-    // Sets *stream_bytes to parked_stream_with(copy) when it places a copy while every channel
-    // sleeps.
-    Placement place(const copy::CopyDescriptor &copy, std::size_t *stream_bytes) const;
+    // The one placement decision, for every copy: asynchronous ones (start(), copies_inline())
+    // and those waited for at once (copy_and_wait(): the synchronous calls and queue). For an
+    // asynchronous copy placed while every channel sleeps, sets *stream_bytes to
+    // parked_stream_with(copy); a copy waited for at once is no part of a stream.
+    Placement place(const copy::CopyDescriptor &copy, bool waited_at_once, std::size_t *stream_bytes) const;
     // The bytes of the current stream of copies placed while every channel slept (each submitted
     // less than kStreamWindowNs after the previous one was done), `copy` included.
     std::size_t parked_stream_with(const copy::CopyDescriptor &copy) const;
