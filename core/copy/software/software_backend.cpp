@@ -257,10 +257,11 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     // A whole copy must be copied as fast as the caller would. A halved one is cut where the
     // channel and a caller who waits at once end together (channel_share): it takes
     // caller * channel / (caller + channel) of the caller's time per KiB, so it always keeps up.
-    // (A channel that comes late leaves the caller a larger part: the copy then takes more than
-    // that, but never more than the caller alone, who takes the channel's part too when the
-    // channel has not come by the end of its own. Judged slower, the copy would run on the
-    // caller and a copy beside compute would lose its overlap.)
+    // (A channel that comes late leaves the caller a larger part (channel_share), and the caller
+    // takes the channel's part too when the channel has not started it by the end of its own; a
+    // channel that starts late and copies slowly can still end after the caller alone would
+    // have (measured: hot 1D 256 KiB). It is not counted here: judged slower, the copy would run
+    // on the caller and a copy beside compute would lose its overlap.)
     return halves(copy) ? channel / (caller + channel) : channel / caller;
 }
 
