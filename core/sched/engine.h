@@ -117,12 +117,14 @@ class Engine {
                     executor.end_wait();
             }
         } slot{*executor_};
-        const std::uint64_t deadline = support::now_ns() + std::uint64_t{config_.spin_us} * 1000;
+        const std::uint64_t began = support::now_ns(),
+                            deadline = began + std::uint64_t{config_.spin_us} * 1000;
+        support::SpinWait spin(began);
         while (!done()) {
             if (may_help() && backend_->help_one())
                 continue;
-            if (support::now_ns() < deadline) {
-                support::spin_pause();
+            if (const std::uint64_t now = support::now_ns(); now < deadline) {
+                spin.pause(now);
                 continue;
             }
             slot.lend();

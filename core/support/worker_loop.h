@@ -52,11 +52,12 @@ void run_worker_loop(TryRun try_run, HasWork has_work, const std::atomic<bool> &
     for (;;) {
         if (try_run())
             continue;
-        const std::uint64_t deadline = now_ns() + std::uint64_t{spin_us} * 1000;
+        const std::uint64_t began = now_ns(), deadline = began + std::uint64_t{spin_us} * 1000;
+        SpinWait spin(began);
         bool found = false;
         idle.spinning.fetch_add(1, std::memory_order_seq_cst);
-        while (!found && now_ns() < deadline) {
-            spin_pause();
+        for (std::uint64_t now = began; !found && now < deadline; now = now_ns()) {
+            spin.pause(now);
             found = has_work();
         }
         // Stop counting as a spinner before the last look, so a producer that saw us spinning
