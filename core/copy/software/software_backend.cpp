@@ -74,7 +74,7 @@ SoftwareBackend::SoftwareBackend(const SoftwareBackendOptions &options, const to
         plan_.channels.resize(static_cast<std::size_t>(started));
     routing_ = options.locate != nullptr && plans_routing(plan_);
     // Wait until every channel is placed, so placement queries and first copies see bound threads.
-    std::unique_lock<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(placement_mutex_);
     placement_.resize(static_cast<std::size_t>(started)); // the channels write only their own
     placed_.wait(lock, [this, started] { return channels_placed_ == started; });
 }
@@ -98,7 +98,7 @@ void SoftwareBackend::stop_at_exit(std::chrono::milliseconds limit) {
 }
 
 std::string SoftwareBackend::channel_placement(int index) const {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(placement_mutex_);
     return placement_.at(static_cast<std::size_t>(index));
 }
 
@@ -122,7 +122,7 @@ void SoftwareBackend::channel_main(int index, const topo::Topology &topology) {
         where = "unknown"; // short enough to need no memory
     }
     {
-        std::lock_guard<std::mutex> lock(mutex_);
+        std::lock_guard<std::mutex> lock(placement_mutex_);
         placement_[static_cast<std::size_t>(index)] = std::move(where); // no copy: no memory needed
         ++channels_placed_;
     }
@@ -220,7 +220,7 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     job->awake_submitted_ns = awake_since;
     unfinished_jobs_.fetch_add(1, std::memory_order_seq_cst);
     {
-        std::lock_guard<std::mutex> lock(mutex_);
+        std::lock_guard<support::ShortMutex> lock(mutex_);
         JobList &list = slots_[slot].pending[std::clamp(copy.priority, 0, 3)];
         (list.last != nullptr ? list.last->next_job : list.first) = job;
         list.last = job;
@@ -341,7 +341,7 @@ bool SoftwareBackend::try_run_one(int node) {
     bool more;
     std::size_t slot = 0;
     {
-        std::lock_guard<std::mutex> lock(mutex_);
+        std::lock_guard<support::ShortMutex> lock(mutex_);
         // The slots this thread serves, its own node's first.
         std::size_t order[2];
         std::size_t served = 0;

@@ -6,6 +6,7 @@
 #include "copy/kernels/copy_kernels.h"
 #include "support/counters.h"
 #include "support/parking.h"
+#include "support/short_mutex.h"
 #include "support/speed_by_size.h"
 #include "support/worker_loop.h"
 
@@ -121,9 +122,13 @@ class SoftwareBackend final : public CopyBackend {
 
     const SoftwareBackendOptions options_;
     support::Counters &counters_;
-    mutable std::mutex mutex_;
+    // Guards the job lists and their jobs' cursors: taken by the submitter, every channel and
+    // every waiting caller for each piece.
+    mutable support::ShortMutex mutex_;
+    // Guards the channels' start-up: placement_ and channels_placed_.
+    mutable std::mutex placement_mutex_;
     std::condition_variable placed_;
-    int channels_placed_ = 0;  // guarded by mutex_
+    int channels_placed_ = 0;  // guarded by placement_mutex_
     std::vector<Slot> slots_;  // sized once, in the constructor
     topo::PlacementPlan plan_; // its channels trimmed to those that started
     bool routing_ = false;     // channels on several nodes and a way to locate memory
@@ -138,7 +143,7 @@ class SoftwareBackend final : public CopyBackend {
     // 2-vCPU VM, ~2.4 us even from a spinning channel: half of a hot 64 KiB 2D copy.
     support::RunningEstimate start_delay_;
     std::vector<std::thread> channels_;
-    std::vector<std::string> placement_; // written by each channel at start, guarded by mutex_
+    std::vector<std::string> placement_; // written by each channel at start, guarded by placement_mutex_
 };
 
 } // namespace kupl::copy
