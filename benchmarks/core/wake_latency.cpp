@@ -3,6 +3,9 @@
 // while (the sleeper's core goes idle), then wakes it. Prints the medians of how long the wake-up
 // system call held the caller and how long after it the sleeper ran, for a caller left to the
 // scheduler and, with --pin, for a caller and sleeper pinned to two different CPUs.
+// Then the floor under a hand-off to an awake channel: how long a thread spinning on a word takes
+// to see it change, polling between a few pauses, and polling with a sched_yield at every poll
+// (what KUPL's spin-waits did before they yielded every 5 us), and what one sched_yield costs.
 //
 // usage: core_wake_latency [--pin] [--reps=N (51)] [--idle-us=U (300)]
 #include <linux/futex.h>
@@ -57,9 +60,53 @@ bool pin_to(int cpu) {
     return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
 }
 
+void cpu_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#endif
+}
+
+// How long after the caller posts a word a thread spinning on it sees it (us, medians of
+// `reps`), the spinner pausing between polls and, when `yield_every_poll`, yielding too.
+double spin_pickup_us(bool yield_every_poll, int reps);
+
 double median(std::vector<double> values) {
     std::sort(values.begin(), values.end());
     return values[values.size() / 2];
+}
+
+double spin_pickup_us(bool yield_every_poll, int reps) {
+    std::atomic<std::int64_t> posted{0}, seen_after{-1};
+    std::atomic<bool> stop{false};
+    std::thread spinner([&] {
+        std::int64_t last = 0;
+        while (!stop.load(std::memory_order_relaxed)) {
+            const std::int64_t at = posted.load(std::memory_order_acquire);
+            if (at != last) {
+                seen_after.store(now_ns() - at, std::memory_order_release);
+                last = at;
+                continue;
+            }
+            for (int i = 0; i < 8; ++i)
+                cpu_pause();
+            if (yield_every_poll)
+                sched_yield();
+        }
+    });
+    std::vector<double> after_us;
+    for (int r = 0; r < reps; ++r) {
+        seen_after.store(-1);
+        posted.store(now_ns(), std::memory_order_release);
+        while (seen_after.load(std::memory_order_acquire) < 0) {
+        }
+        after_us.push_back(seen_after.load() / 1e3);
+        compute_for(20); // the spinner goes back to polling
+    }
+    stop.store(true);
+    spinner.join();
+    return median(after_us);
 }
 
 } // namespace
@@ -127,5 +174,14 @@ int main(int argc, char **argv) {
                 "before each)\n",
                 pin ? "and sleeper pinned to CPUs 0 and 1" : "left to the scheduler", median(call_us),
                 median(run_us), reps, idle_us);
+
+    const int yields = 20000;
+    const std::int64_t began = now_ns();
+    for (int i = 0; i < yields; ++i)
+        sched_yield();
+    const double yield_us = (now_ns() - began) / 1e3 / yields;
+    std::printf("spinning thread: sees a posted word after %.2f us polling between pauses, %.2f us with a "
+                "sched_yield at every poll (one sched_yield: %.2f us; medians of %d)\n",
+                spin_pickup_us(false, reps * 20), spin_pickup_us(true, reps * 20), yield_us, reps * 20);
     return 0;
 }
