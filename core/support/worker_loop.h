@@ -1,5 +1,5 @@
 // The loop every runtime worker thread runs: take work while there is some, spin briefly when
-// there is none (a hand-off to a spinning thread costs ~1 us, to a sleeping one ~100 us), then
+// there is none (a hand-off to a spinning thread costs ~1 us, to a sleeping one 20-100 us), then
 // park. Never spins indefinitely: an idle spinner slows the other core's compute by ~25%.
 #pragma once
 
