@@ -34,9 +34,10 @@ inline std::uint64_t now_ns() {
 // thread the kernel has waiting for it (sched_yield). On an oversubscribed core (two cores shared
 // by copy channels, executors and an application's own threads) the yield lets the thread that
 // will produce the awaited work run instead of the spinner burning its time slice. Not at every
-// poll: a yield is a system call, 1.5 us on an AMD EPYC VM, where yielding at every poll left a
-// spinning channel taking new work 1.5-2.2 us after it came and a waiter seeing its copy done
-// ~1 us late (a bare two-thread probe: 0.75-0.92 us with a yield per poll, 0.36-0.43 us without).
+// poll: a yield is a system call, 1.2-1.5 us on an AMD EPYC VM, where yielding at every poll
+// left a spinning channel taking a halved copy's part ~2 us after the submission and a waiter
+// seeing its copy done ~1 us late (core_wake_latency, without KUPL: a spinning thread sees new
+// work after 0.14-0.17 us polling between pauses, 1.05-1.15 us with a yield at every poll).
 class SpinWait {
   public:
     explicit SpinWait(std::uint64_t now) : next_yield_ns_(now + kYieldEveryNs) {}
