@@ -68,15 +68,13 @@ void cpu_pause() {
 #endif
 }
 
-// How long after the caller posts a word a thread spinning on it sees it (us, medians of
-// `reps`), the spinner pausing between polls and, when `yield_every_poll`, yielding too.
-double spin_pickup_us(bool yield_every_poll, int reps);
-
 double median(std::vector<double> values) {
     std::sort(values.begin(), values.end());
     return values[values.size() / 2];
 }
 
+// How long after the caller posts a word a thread spinning on it sees it (us, medians of
+// `reps`), the spinner pausing between polls and, when `yield_every_poll`, yielding too.
 double spin_pickup_us(bool yield_every_poll, int reps) {
     std::atomic<std::int64_t> posted{0}, seen_after{-1};
     std::atomic<bool> stop{false};
