@@ -26,6 +26,11 @@ class RunningEstimate {
         const std::uint64_t bounded = std::clamp<std::uint64_t>(sample, old / 4, old * 4);
         const std::uint64_t next = bounded >= old ? old + ((bounded - old) >> weight_shift)
                                                   : old - ((old - bounded) >> weight_shift);
+        // A move of 1/32 or less is not stored: the estimate is read on other threads' hot paths
+        // (a channel's speed by every submission), and each store takes the line from them. So a
+        // steady quantity may stay up to 2^weight_shift / 32 off (1/8 at the usual weight 1/4).
+        if ((next > old ? next - old : old - next) <= (old >> 5))
+            return;
         value_.store(std::max<std::uint64_t>(next, 1), std::memory_order_relaxed);
     }
     // 0 until the first sample.

@@ -143,6 +143,74 @@ TEST_F(HalvedCopy, A2DCopyIsHalvedByRowsAndLeavesTheGapsAlone) {
     EXPECT_TRUE(handed_over) << "the channels were never awake after a split copy";
 }
 
+// The caller's part waits for the thread that submitted the copy; whoever ran the channel's part
+// takes it when that thread does not come: the copy is waited for on another thread, a second
+// copy is submitted before the first is waited for, or the submitting thread ends.
+enum class Waiter { other_thread, after_a_second_copy, after_the_submitter_ended };
+
+class HalvedCopyNotWaitedByItsSubmitter : public HalvedCopy, public ::testing::WithParamInterface<Waiter> {};
+
+TEST_P(HalvedCopyNotWaitedByItsSubmitter, Lands) {
+    const std::size_t bytes = 4 * info_.inline_threshold + 4 * 1024 + 5;
+    if (info_.inline_threshold == 0 || bytes >= info_.mt_threshold || info_.num_channels < 1)
+        GTEST_SKIP() << "thresholds leave no halved sizes";
+    std::vector<unsigned char> src(bytes), dst(bytes), src2(bytes), dst2(bytes);
+    for (std::size_t i = 0; i < bytes; ++i) {
+        src[i] = static_cast<unsigned char>(i * 13 + 5);
+        src2[i] = static_cast<unsigned char>(i * 7 + 1);
+    }
+    kupl_queue_h queue2 = kupl_queue_create();
+    kupl_event_h event2 = kupl_event_create();
+    ASSERT_NE(queue2, nullptr);
+    ASSERT_NE(event2, nullptr);
+    bool handed_over = false;
+    for (Tries tries; tries.more(handed_over);) {
+        std::memset(dst.data(), 0, bytes);
+        std::memset(dst2.data(), 0, bytes);
+        const Ran ran = after_a_split_copy([&] {
+            switch (GetParam()) {
+            case Waiter::other_thread: {
+                const int rc = kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_);
+                std::thread([&] { EXPECT_EQ(kupl_event_wait(event_), KUPL_OK); }).join();
+                return rc;
+            }
+            case Waiter::after_a_second_copy: {
+                const int rc = kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_);
+                EXPECT_EQ(kupl_memcpy_async(dst2.data(), src2.data(), bytes, queue2, event2), KUPL_OK);
+                return rc;
+            }
+            case Waiter::after_the_submitter_ended:
+            default: {
+                int rc = KUPL_ERROR;
+                std::thread([&] {
+                    rc = kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_);
+                }).join();
+                return rc;
+            }
+            }
+        });
+        ASSERT_EQ(std::memcmp(dst.data(), src.data(), bytes), 0) << "try " << tries.count();
+        if (GetParam() == Waiter::after_a_second_copy) {
+            ASSERT_EQ(kupl_event_wait(event2), KUPL_OK);
+            ASSERT_EQ(std::memcmp(dst2.data(), src2.data(), bytes), 0) << "try " << tries.count();
+        }
+        handed_over = ran.inline_copies == 0;
+        if (handed_over && GetParam() == Waiter::after_a_second_copy) {
+            EXPECT_GE(ran.pieces, 2u); // the first halved (the second may still run)
+            EXPECT_LE(ran.pieces, 10u);
+        } else if (handed_over) {
+            expect_halved(ran.pieces);
+        }
+    }
+    EXPECT_TRUE(handed_over) << "the channels were never awake after a split copy";
+    kupl_event_destroy(event2);
+    kupl_queue_destroy(queue2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Waiters, HalvedCopyNotWaitedByItsSubmitter,
+                         ::testing::Values(Waiter::other_thread, Waiter::after_a_second_copy,
+                                           Waiter::after_the_submitter_ended));
+
 // Below 4 inline thresholds a handed-over copy stays whole: one piece.
 TEST_F(HalvedCopy, AShorterCopyHandedOverStaysWhole) {
     const std::size_t bytes = 2 * info_.inline_threshold + 100;

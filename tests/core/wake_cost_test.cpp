@@ -39,6 +39,17 @@ TEST(RunningEstimate, OneOutlierMovesItAtMostAsFourTimesTheEstimateWould) {
     EXPECT_EQ(e.get(), 1750u - (1750u - 437u) / 4);
 }
 
+// The estimate is read on other threads' hot paths: a store that would move it by 1/32 or less is
+// left out (each store takes the cache line from those threads).
+TEST(RunningEstimate, AMoveOfAThirtySecondOrLessIsNotStored) {
+    RunningEstimate e;
+    e.add(1000);
+    e.add(1100); // would move it by 25 (1000 / 40)
+    EXPECT_EQ(e.get(), 1000u);
+    e.add(1200); // by 50
+    EXPECT_EQ(e.get(), 1050u);
+}
+
 TEST(WakeCost, TheFirstWorkerToWakeAfterACallMeasuresItsLatency) {
     WakeCost cost;
     EXPECT_EQ(cost.latency_ns(), 0u);
