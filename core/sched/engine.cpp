@@ -103,7 +103,7 @@ Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend>
 [[gnu::hot]] bool Engine::copies_inline(const copy::CopyDescriptor &copy, InlineCopy *how) const {
     *how = InlineCopy{};
     const Placement where = place(copy, false, &how->parked_stream);
-    how->timed = where == Placement::slower_channels;
+    how->timed = timed(where);
     return on_caller(where);
 }
 
@@ -147,7 +147,7 @@ Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend>
     if (copy.bytes() == 0)
         return nullptr;
     if (inline_copy) {
-        copy_now(copy, where == Placement::slower_channels);
+        copy_now(copy, timed(where));
     } else if (const char *error = hand_off_and_wait(copy, fail)) {
         counters_.bump(support::Counter::copies_failed);
         return error;
@@ -230,7 +230,7 @@ const char *Engine::hand_off_and_wait(const copy::CopyDescriptor &copy, bool fai
         return true;
     const std::uint64_t ours = caller_speed_.ns_per_kib(copy.cost_bytes(), two_d);
     if (ours == 0)
-        return false; // run it here, which measures
+        return false; // run it here, which measures (timed())
     const double slowdown = backend_->hand_off_slowdown(copy, ours);
     const bool keep_up = slowdown <= 1.0;
     // The side not chosen is measured again now and then, often when the call is close, and at
@@ -278,7 +278,7 @@ bool Engine::start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, 
     std::size_t stream = 0;
     const Placement where = place(copy, false, &stream);
     if (on_caller(where)) {
-        *error = copy_inline(copy, fail, where == Placement::slower_channels);
+        *error = copy_inline(copy, fail, timed(where));
         if (where == Placement::parked_inline)
             end_parked_copy(stream);
         return true;
