@@ -248,6 +248,7 @@ const char *Engine::hand_off_and_wait(const copy::CopyDescriptor &copy, bool fai
         return keep_up;
     explored.ours.store(ours, std::memory_order_relaxed);
     explored.theirs.store(theirs, std::memory_order_relaxed);
+    time_next_inline = keep_up; // the caller's side, measured again: time it (timed())
     return !keep_up;
 }
 

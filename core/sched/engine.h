@@ -175,13 +175,21 @@ class Engine {
                where == Placement::parked_inline;
     }
     // A copy placed on the caller because the channels were slower is timed, which keeps the
-    // caller's speed on such copies measured (channels_keep_up); one in kTimeEvery of a thread's,
-    // as two clock reads cost ~55 ns on a VM, a tenth of a hot 64 KiB copy.
+    // caller's speed on such copies measured (channels_keep_up): one in kTimeEvery of a thread's,
+    // as two clock reads cost ~55 ns on a VM, a tenth of a hot 64 KiB copy, and every one that
+    // measures the caller's side again while the channels are chosen.
     static bool timed(Placement where) {
         static thread_local unsigned count = 0;
-        return where == Placement::slower_channels && ++count % kTimeEvery == 0;
+        if (where != Placement::slower_channels)
+            return false;
+        const bool explored = time_next_inline;
+        time_next_inline = false;
+        return explored || ++count % kTimeEvery == 0;
     }
     static constexpr unsigned kTimeEvery = 8;
+    // Set by channels_keep_up() when it places a copy on the caller to measure that side again;
+    // read by the timed() that follows on the same thread.
+    static inline thread_local bool time_next_inline = false;
     // The one placement decision, for every copy: asynchronous ones (start(), copies_inline())
     // and those waited for at once (copy_and_wait(): the synchronous calls and queue). For an
     // asynchronous copy placed while every channel sleeps, sets *stream_bytes to
