@@ -461,8 +461,7 @@ bool SoftwareBackend::try_run_one(int node) {
             if (list->first == nullptr)
                 list->last = nullptr;
         }
-        // One piece less, but a job keeps one count until it leaves (a halved copy's caller part
-        // counts once, in however many pieces a channel takes it).
+        // One piece less, but a job keeps one count until it leaves.
         const std::size_t taken = last ? job->counted : job->counted > 1 ? 1 : 0;
         job->counted -= taken;
         more = slots_[slot].count.fetch_sub(taken, std::memory_order_relaxed) > taken;
@@ -505,8 +504,9 @@ bool SoftwareBackend::run_own_part() {
     // This thread completes the copy, not a channel that ends after it: the completion settles
     // the op, its event and its queue, which this thread touches next (a channel doing it
     // beside the caller's next submission slowed that 0.6 -> 1.0 us on hot 256 KiB copies).
+    int open = Job::open; // else it is finished: completed by the thread that copied its last unit
     const bool completes =
-        job->finish.exchange(Job::caller_completes, std::memory_order_acq_rel) == Job::open;
+        job->finish.compare_exchange_strong(open, Job::caller_completes, std::memory_order_acq_rel);
     const std::size_t first = job->caller_next.exchange(job->units, std::memory_order_acq_rel);
     const bool ran = first < job->units;
     if (ran) // not counted in busy_: this thread's own copy, as one it runs inline
