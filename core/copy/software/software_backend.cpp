@@ -9,6 +9,8 @@
 #include <new>
 #include <stdexcept>
 
+#include <pthread.h>
+
 namespace kupl::copy {
 
 // One submitted copy. Its pieces are handed out from a cursor, not listed one by one, so a copy
@@ -54,25 +56,39 @@ struct alignas(64) SoftwareBackend::Job {
 
 thread_local SoftwareBackend::ThreadJobs SoftwareBackend::thread_jobs_;
 thread_local bool SoftwareBackend::on_channel_thread_ = false;
-thread_local bool SoftwareBackend::thread_jobs_gone_ = false;
 
-SoftwareBackend::ThreadJobs::~ThreadJobs() {
-    // A thread ending (or the main thread in exit(), before the runtime's exit drain, which may
-    // still copy on it) keeps no job from here on.
-    thread_jobs_gone_ = true;
-    if (own_part != nullptr)
-        release(own_part);
-    own_part = nullptr;
-    ::operator delete (spare, std::align_val_t{alignof(Job)});
-    spare = nullptr;
+namespace {
+// Null if no key could be made (all taken): then no thread keeps jobs.
+const pthread_key_t *thread_jobs_key(void (*end_thread)(void *)) {
+    static pthread_key_t key;
+    static const bool made = pthread_key_create(&key, end_thread) == 0;
+    return made ? &key : nullptr;
+}
+} // namespace
+
+bool SoftwareBackend::thread_keeps_jobs() {
+    ThreadJobs &mine = thread_jobs_;
+    if (mine.registered || mine.gone || on_channel_thread_)
+        return mine.registered;
+    const pthread_key_t *key = thread_jobs_key(end_thread_jobs);
+    mine.registered = key != nullptr && pthread_setspecific(*key, &mine) == 0;
+    return mine.registered;
+}
+
+void SoftwareBackend::end_thread_jobs(void *jobs) {
+    auto &mine = *static_cast<ThreadJobs *>(jobs);
+    mine.gone = true; // what the thread still runs (other keys' destructors) keeps no job
+    mine.registered = false;
+    if (mine.own_part != nullptr)
+        release(mine.own_part);
+    mine.own_part = nullptr;
+    ::operator delete (mine.spare, std::align_val_t{alignof(Job)});
+    mine.spare = nullptr;
 }
 
 SoftwareBackend::Job *SoftwareBackend::new_job() {
-    void *memory = nullptr;
-    if (!thread_jobs_gone_) {
-        memory = thread_jobs_.spare;
-        thread_jobs_.spare = nullptr;
-    }
+    void *memory = thread_jobs_.spare;
+    thread_jobs_.spare = nullptr;
     if (memory == nullptr)
         memory = ::operator new (sizeof(Job), std::align_val_t{alignof(Job)}, std::nothrow);
     return static_cast<Job *>(memory);
@@ -82,7 +98,7 @@ void SoftwareBackend::release(Job *job) {
     if (job->refs.fetch_sub(1, std::memory_order_acq_rel) != 1)
         return;
     job->~Job();
-    if (!on_channel_thread_ && !thread_jobs_gone_ && thread_jobs_.spare == nullptr)
+    if (thread_jobs_.spare == nullptr && thread_keeps_jobs())
         thread_jobs_.spare = job;
     else
         ::operator delete (job, std::align_val_t{alignof(Job)});
@@ -279,7 +295,7 @@ const char *SoftwareBackend::submit(const CopyDescriptor &copy, CopyCompletion *
     job->awake_submitted_ns = awake_since;
     // A channel never waits: a halved copy it submits (the next op of a queue) leaves its caller
     // part to whoever runs the channel part.
-    const bool own_part = halved && !on_channel_thread_ && !thread_jobs_gone_;
+    const bool own_part = halved && thread_keeps_jobs();
     if (halved) {
         job->end_unit = first_piece;
         job->caller_next.store(first_piece, std::memory_order_relaxed);
@@ -490,7 +506,7 @@ bool SoftwareBackend::help_one() {
 }
 
 bool SoftwareBackend::run_own_part() {
-    Job *job = thread_jobs_gone_ ? nullptr : thread_jobs_.own_part;
+    Job *job = thread_jobs_.own_part;
     if (job == nullptr)
         return false;
     // A job of another backend (one ended since) is only released: its channel part's runner

@@ -103,15 +103,23 @@ class SoftwareBackend final : public CopyBackend {
     // reference; a newer one replaces it, and the older one's caller part is then taken by
     // whoever runs its channel part), and the memory of a job it can reuse: a Job freed here and
     // allocated again by malloc went through the arena's lock while channels freed jobs too.
+    // Trivially destructible: for a thread_local with a destructor glibc allocates at the
+    // thread's first use and aborts the process when it cannot (the out-of-memory tests). A
+    // thread's jobs are given back at its exit by a pthread key's destructor instead; a thread
+    // that could not set the key keeps none, and the main thread (no key destructor runs for it)
+    // keeps its own to the end of the process.
     struct ThreadJobs {
         const SoftwareBackend *own_part_backend = nullptr;
         Job *own_part = nullptr;
         void *spare = nullptr;
-        ~ThreadJobs();
+        bool registered = false; // the key's destructor will run for this thread
+        bool gone = false;       // that destructor ran: the thread is ending, it keeps no job
     };
     static thread_local ThreadJobs thread_jobs_;
     static thread_local bool on_channel_thread_;
-    static thread_local bool thread_jobs_gone_; // this thread's ThreadJobs destroyed (it is ending)
+    // True if this thread may keep jobs (registers it for its exit the first time).
+    static bool thread_keeps_jobs();
+    static void end_thread_jobs(void *jobs); // the key's destructor
     static Job *new_job();         // raw memory for a Job: this thread's spare, else allocated; null if none
     static void release(Job *job); // drops a reference; the last deletes the job
 
