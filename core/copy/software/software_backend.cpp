@@ -536,13 +536,17 @@ bool SoftwareBackend::run_own_part() {
 bool SoftwareBackend::finish_or_hand_back(Job &job) {
     if (job.finish.load(std::memory_order_acquire) == Job::finished)
         return true;
-    // The rest is being copied (a channel took it): wait for its last unit as a waiting caller
-    // spins, then leave the completion to that channel (a preempted one must not keep this
-    // thread spinning; it goes on to sleep in its wait).
+    // The rest is being copied, or waits for a channel: wait for its last unit as a waiting
+    // caller does, helping with what is in the job list (the channel part itself, when no channel
+    // has taken it yet: a parked one takes ~100 us to come here, and a queue's next copy waits
+    // for this one; the halo example's 2D copies took twice as long without this), then leave
+    // the completion to whoever copies that unit (a preempted channel must not keep this thread
+    // spinning; it goes on to sleep in its wait).
     const std::uint64_t began = support::now_ns(), deadline = began + std::uint64_t{options_.spin_us} * 1000;
     support::SpinWait spin(began);
     for (std::uint64_t now = began; now < deadline; now = support::now_ns()) {
-        spin.pause(now);
+        if (!try_run_one(-2))
+            spin.pause(now);
         if (job.finish.load(std::memory_order_acquire) == Job::finished)
             return true;
     }
