@@ -8,10 +8,14 @@
 // 2^48 - 256 creations (a year at ten million creations a second) the table refuses new handles.
 #pragma once
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -47,7 +51,7 @@ template <typename T> class HandleTable {
     // (a loop of copies on one queue with one event) takes it from its own cache, without the
     // table's lock: valid while no handle of this table has been removed since (removals_).
     std::shared_ptr<T> find(const void *handle) const {
-        return borrow(handle) != nullptr ? last_found().object : nullptr;
+        return borrow(handle) != nullptr ? last_found().object() : nullptr;
     }
     // As find(), without a reference count changed on the cached path (each change is a locked
     // instruction: a hot 4 KiB copy and its wait took ~195 ns counted, ~140 ns borrowed). The
@@ -58,8 +62,8 @@ template <typename T> class HandleTable {
         const auto key = reinterpret_cast<std::uintptr_t>(handle);
         LastFound &last = last_found();
         const std::uint64_t removals = removals_.load(std::memory_order_acquire);
-        if (last.table == this && last.handle == key && last.removals == removals && last.object != nullptr)
-            return last.object.get();
+        if (last.table == this && last.handle == key && last.removals == removals && last.found != nullptr)
+            return last.found;
         return look_up(key, removals, last);
     }
     std::shared_ptr<T> remove(const void *handle) {
@@ -85,15 +89,50 @@ template <typename T> class HandleTable {
   private:
     // One per thread and table type. It holds its object (what makes borrow() safe): a destroyed
     // object lives on until the thread's next look-up in a table of its type, or its exit.
+    // Trivially destructible, the reference kept in raw storage: for a thread_local with a
+    // destructor glibc allocates at the thread's first use and aborts the process when it cannot
+    // (a thread whose first call comes once memory has run out). A pthread key's destructor drops
+    // the reference when the thread exits; a thread that could not set the key, and the main
+    // thread (no key destructor runs for it), keep theirs to the end of the process.
     struct LastFound {
         const HandleTable *table = nullptr;
         std::uintptr_t handle = 0;
         std::uint64_t removals = 0;
-        std::shared_ptr<T> object;
+        T *found = nullptr;   // object().get(), read without touching the shared_ptr
+        bool holding = false; // `storage` holds a constructed shared_ptr
+        alignas(std::shared_ptr<T>) unsigned char storage[sizeof(std::shared_ptr<T>)] = {};
+        std::shared_ptr<T> &object() {
+            return *std::launder(reinterpret_cast<std::shared_ptr<T> *>(storage));
+        }
     };
+    static_assert(std::is_trivially_destructible_v<LastFound>, "see LastFound");
     static LastFound &last_found() {
         thread_local LastFound last;
         return last;
+    }
+    // Null if no key could be made (all taken): then no thread drops its reference at exit.
+    static const pthread_key_t *last_found_key() {
+        static pthread_key_t key;
+        static const bool made = pthread_key_create(&key, &forget_last_found) == 0;
+        return made ? &key : nullptr;
+    }
+    static void start_holding(LastFound &last) {
+        new (last.storage) std::shared_ptr<T>();
+        last.holding = true;
+        const pthread_key_t *key = last_found_key();
+        if (key != nullptr)
+            pthread_setspecific(*key, &last); // without memory for it: kept to the process's end
+    }
+    // The key's destructor, at the thread's exit. A call the thread makes after it (another key's
+    // destructor) holds again and sets the key again.
+    static void forget_last_found(void *cache) {
+        auto &last = *static_cast<LastFound *>(cache);
+        std::shared_ptr<T> object = std::move(last.object());
+        last.object().~shared_ptr();
+        last.holding = false;
+        last.found = nullptr;
+        last.table = nullptr;
+        // `object` goes last: destroying it may run code that looks up handles again.
     }
     // borrow() past this thread's cache: the table, under its lock. Not inlined, so that a copy's
     // path keeps to few code pages (api_support.h).
@@ -105,12 +144,15 @@ template <typename T> class HandleTable {
             if (it != objects_.end())
                 object = it->second;
         }
+        if (!last.holding)
+            start_holding(last);
         // `removals` was read before the lookup: a removal since then makes this entry stale.
         last.table = this;
         last.handle = key;
         last.removals = removals;
-        last.object = std::move(object); // a miss empties the cache: nothing stays pinned by it
-        return last.object.get();
+        last.object() = std::move(object); // a miss empties the cache: nothing stays pinned by it
+        last.found = last.object().get();
+        return last.found;
     }
 
     const std::uintptr_t tag_;

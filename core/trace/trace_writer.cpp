@@ -23,6 +23,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <type_traits>
 
 extern "C" {
 KUPL_TRACE_API int kupl_trace_state = 0;
@@ -67,19 +68,40 @@ std::uint64_t linux_tid() {
 }
 
 // The calling thread's buffer, made (or taken over from an exited thread) on first use.
+// Trivially destructible: for a thread_local with a destructor glibc allocates at the thread's
+// first use and aborts the process when it cannot. A pthread key's destructor gives the buffer
+// back when the thread exits; a thread that could not set the key, and the main thread (no key
+// destructor runs for it), keep theirs, written out when the process ends (Lifetime).
 struct ThreadState {
     ThreadBuffer *buffer = nullptr;
     std::uint64_t generation = 0;
     std::uint64_t tid = 0;
     unsigned index = ~0u;
-    ~ThreadState();
 };
+static_assert(std::is_trivially_destructible_v<ThreadState>, "see ThreadState");
 thread_local ThreadState self;
+
+void give_back_buffer(void *state);
+
+// Null if no key could be made (all taken): then no thread gives its buffer back at exit.
+const pthread_key_t *buffer_key() {
+    static pthread_key_t key;
+    static const bool made = pthread_key_create(&key, give_back_buffer) == 0;
+    return made ? &key : nullptr;
+}
 
 std::uint64_t my_tid() {
     if (self.tid == 0 || self.generation != generation.load(std::memory_order_acquire))
         self.tid = linux_tid();
     return self.tid;
+}
+
+// Makes b this thread's buffer, given back when the thread exits.
+ThreadBuffer *take_buffer(ThreadBuffer *b) {
+    self.buffer = b;
+    if (const pthread_key_t *key = buffer_key())
+        pthread_setspecific(*key, &self); // without memory for it: b is written out at the end
+    return b;
 }
 
 ThreadBuffer *my_buffer() {
@@ -92,10 +114,8 @@ ThreadBuffer *my_buffer() {
     // A buffer an exited thread left (it flushed it when it ended) is taken over first.
     for (ThreadBuffer *b = buffers.load(std::memory_order_acquire); b != nullptr; b = b->next) {
         bool free = false;
-        if (b->in_use.compare_exchange_strong(free, true, std::memory_order_acq_rel)) {
-            self.buffer = b;
-            return b;
-        }
+        if (b->in_use.compare_exchange_strong(free, true, std::memory_order_acq_rel))
+            return take_buffer(b);
     }
     auto *b = new (std::nothrow) ThreadBuffer;
     char *text = b != nullptr ? new (std::nothrow) char[slots_per_thread * kSlotBytes] : nullptr;
@@ -109,8 +129,7 @@ ThreadBuffer *my_buffer() {
     do
         b->next = first;
     while (!buffers.compare_exchange_weak(first, b, std::memory_order_acq_rel));
-    self.buffer = b;
-    return b;
+    return take_buffer(b);
 }
 
 void say(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -166,16 +185,18 @@ void flush_locked(ThreadBuffer *b) {
     b->tail.store(head, std::memory_order_release);
 }
 
-ThreadState::~ThreadState() {
-    // The thread ends: its events go out and its buffer is free for a thread that starts later.
-    if (buffer == nullptr || generation != ::generation.load(std::memory_order_acquire))
+// The key's destructor: the thread ends, its events go out and its buffer is free for a thread
+// that starts later. An event the thread emits after it takes a buffer (and sets the key) again.
+void give_back_buffer(void *state) {
+    auto &mine = *static_cast<ThreadState *>(state);
+    if (mine.buffer == nullptr || mine.generation != generation.load(std::memory_order_acquire))
         return;
     {
         std::lock_guard<std::mutex> lock(*file_mutex);
-        flush_locked(buffer);
+        flush_locked(mine.buffer);
     }
-    buffer->in_use.store(false, std::memory_order_release);
-    buffer = nullptr;
+    mine.buffer->in_use.store(false, std::memory_order_release);
+    mine.buffer = nullptr;
 }
 
 // Appends to a slot, never past its end; `fits` turns false once something did not fit.

@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 using namespace kupl_test;
 
@@ -292,6 +293,58 @@ struct WaitEventCall {
     }
 };
 
+// A thread whose first call into the runtime comes once memory has run out (every malloc, down to
+// 16 bytes, refused in that very thread) gets errors or results, never an end of the process: the
+// per-thread state the API keeps (the handle tables' caches) used to be a thread_local with a
+// destructor, and glibc aborts when it cannot allocate the record of such a destructor ("failed
+// to register TLS destructor: out of memory").
+void first_call_after_memory_ran_out() {
+    warm_up();
+    kupl_queue_h queue = kupl_queue_create();
+    kupl_event_h event = kupl_event_create();
+    CHILD_CHECK(queue != nullptr && event != nullptr, "a queue and an event before the cap");
+    std::atomic<int> phase{0}; // 1: capped, go
+    int copy_rc = 0, record_rc = 0, wait_rc = 0, event_wait_rc = 0;
+    std::thread late([&] {
+        std::free(std::malloc(64)); // this thread's malloc arena, made before the cap
+        while (phase.load() != 1)
+            std::this_thread::yield();
+        void *held = nullptr; // every block refused memory heads a list of them, in the blocks
+        size_t blocks = 0;
+        for (size_t size = size_t{1} << 20; size >= 16; size /= 2)
+            for (void *block; (block = std::malloc(size)) != nullptr; ++blocks) {
+                *static_cast<void **>(block) = held;
+                held = block;
+            }
+        CHILD_CHECK(std::malloc(16) == nullptr, "memory did not run out");
+        std::memset(g_dst, 0, kCopyBytes);
+        copy_rc = kupl_memcpy_async(g_dst, g_src, 4096, queue, nullptr);
+        record_rc = kupl_event_record(event, queue);
+        wait_rc = kupl_queue_wait(queue);
+        event_wait_rc = record_rc == KUPL_OK ? kupl_event_wait(event) : KUPL_OK;
+        while (held != nullptr) {
+            void *next = *static_cast<void **>(held);
+            std::free(held);
+            held = next;
+        }
+        CHILD_CHECK(blocks > 0, "no memory was left to take");
+    });
+    cap_address_space(kHeadroom);
+    phase.store(1);
+    late.join();
+    CHILD_CHECK(copy_rc == KUPL_OK || copy_rc == KUPL_ERROR, "kupl_memcpy_async returned %d", copy_rc);
+    CHILD_CHECK(record_rc == KUPL_OK || record_rc == KUPL_ERROR, "kupl_event_record returned %d", record_rc);
+    CHILD_CHECK(wait_rc == KUPL_OK && event_wait_rc == KUPL_OK, "waits returned %d and %d", wait_rc,
+                event_wait_rc);
+    CHILD_CHECK(copy_rc != KUPL_OK || std::memcmp(g_dst, g_src, 4096) == 0, "an accepted copy is wrong");
+    kupl_event_destroy(event);
+    kupl_queue_destroy(queue);
+    expect_runtime_works("after the thread freed its memory, still capped");
+    lift_address_space_cap();
+    expect_runtime_works("after lifting the cap");
+    child_ok();
+}
+
 // ---- Thread limits ---------------------------------------------------------------------------
 
 // The calling process's thread count, from /proc/self/status.
@@ -518,6 +571,11 @@ TEST(OutOfMemory, QueueSubmitReturnsError) {
 TEST(OutOfMemory, WaitEventAsyncReturnsError) {
     SKIP_UNDER_SANITIZERS();
     expect_ok(run_child([] { submit_until_refused("kuplx_queue_wait_event_async", WaitEventCall{}); }));
+}
+
+TEST(OutOfMemory, AThreadWhoseFirstCallComesAfterMemoryRanOutGetsErrorsNotAnAbort) {
+    SKIP_UNDER_SANITIZERS();
+    expect_ok(run_child(first_call_after_memory_ran_out));
 }
 
 } // namespace
