@@ -10,6 +10,7 @@
 #include "kupl_api.h"
 
 #include <climits>
+#include <type_traits>
 
 namespace kupl_mpi {
 
@@ -91,6 +92,9 @@ class FallbackCache {
 // 2-10 us read 1.01-1.02x of the interposer switched off (realcode_bench NAS LU x, MG y/z,
 // MILC; 5 of 16 judged slower beyond the A/A noise), 1.00-1.01x with it (1 of 32).
 __attribute__((tls_model("initial-exec"))) thread_local FallbackCache t_fallbacks;
+// No destructor: glibc aborts a thread whose first use of a thread_local with one finds no memory
+// (see LastHit in type_cache.cc).
+static_assert(std::is_trivially_destructible<FallbackCache>::value, "see above");
 
 bool plan_uncached(Use use, const void *buf, int count, MPI_Datatype datatype, MPI_Comm comm, int peer,
                    Plan *out, Fallback *why, bool *cacheable, bool coll_block);
