@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <new>
 #include <stdexcept>
+#include <type_traits>
 
 #include <pthread.h>
 
@@ -67,6 +68,7 @@ const pthread_key_t *thread_jobs_key(void (*end_thread)(void *)) {
 } // namespace
 
 bool SoftwareBackend::thread_keeps_jobs() {
+    static_assert(std::is_trivially_destructible_v<ThreadJobs>, "see ThreadJobs");
     ThreadJobs &mine = thread_jobs_;
     if (mine.registered || mine.gone || on_channel_thread_)
         return mine.registered;
