@@ -75,6 +75,7 @@ class Engine {
     }
     template <typename Done, typename Announce>
     void block_until(Done done, support::EventCount &wakeups, Announce announce) {
+        waited_since_copy = true; // this thread's next copy starts a new stream (parked_stream_with)
         if (!done())
             wait_unfinished(done, wakeups, announce);
     }
@@ -159,6 +160,10 @@ class Engine {
     // either way since the last such one, and otherwise every kExploreEvery-th of a thread
     // (kExploreCloseEvery-th when the slowdown is within kCloseCall of 1).
     bool channels_keep_up(const copy::CopyDescriptor &copy) const;
+    // channels_keep_up()'s judgement from the speeds measured so far, without its exploration:
+    // false only when both speeds are measured for copies like this one and the channels, awake,
+    // would be slower than the caller.
+    bool awake_channels_take(const copy::CopyDescriptor &copy) const;
     static constexpr unsigned kExploreEvery = 32, kExploreCloseEvery = 8;
     static constexpr double kCloseCall = 1.25, kMoved = 2.0;
     // Both speeds when the side not chosen was last measured, by size class and shape.
@@ -196,8 +201,11 @@ class Engine {
     // parked_stream_with(copy); a copy waited for at once is no part of a stream.
     Placement place(const copy::CopyDescriptor &copy, bool waited_at_once, std::size_t *stream_bytes) const;
     // The bytes of the current stream of copies placed while every channel slept (each submitted
-    // less than kStreamWindowNs after the previous one was done), `copy` included.
+    // less than kStreamWindowNs after the previous one was done, and not after a wait of its
+    // thread unless the awake channels would take it), `copy` included.
     std::size_t parked_stream_with(const copy::CopyDescriptor &copy) const;
+    // Set by every wait of a thread (block_until()), cleared by its next parked_stream_with().
+    static inline thread_local bool waited_since_copy = false;
     // Called when a copy placed while every channel slept is done inline (with the stream's bytes
     // it was placed with) or handed off (0: the channels wake, the stream is over).
     void end_parked_copy(std::size_t stream_bytes);
