@@ -149,7 +149,8 @@ kupl_export int kupl_queue_wait(kupl_queue_h queue);
 
 /**
  * Makes later work on queue wait for event's latest record, and blocks the caller
- * until that record is complete and queue's earlier work is done.
+ * until that record is complete and queue's earlier work is done. A record another thread
+ * is making at the same time may be left out, as if this call came first.
  * KUPL_ERROR if event was never recorded, or either handle is invalid.
  * (kuplx_queue_wait_event_async() in kupl_ext.h is the non-blocking form.)
  */

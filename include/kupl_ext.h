@@ -21,7 +21,9 @@ extern "C" {
  * Makes all work enqueued on queue after this call wait until event's latest
  * record is complete, and returns at once (like cudaStreamWaitEvent). Nothing
  * waits for it while it waits: no thread is held. Later records of event do not
- * affect the dependency. KUPL_ERROR if event was never recorded or a handle is invalid.
+ * affect the dependency. A record of event that another thread is making at the same time
+ * (its call has not returned) may be left out: the wait is then for the record before it, as if
+ * this call came first. KUPL_ERROR if event was never recorded or a handle is invalid.
  */
 kupl_export int kuplx_queue_wait_event_async(kupl_queue_h queue, kupl_event_h event);
 

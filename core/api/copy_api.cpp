@@ -97,8 +97,16 @@ struct Destination {
     }
 
     // Hands op to its queue (or runs it unordered, or inline on the synchronous queue); op
-    // settles the record begun by resolve().
+    // settles the record begun by resolve(), which is then published as placed.
     int hand_over(const char *function, std::unique_ptr<kupl::sched::Op> op) {
+        const int status = place(function, std::move(op));
+        if (signal != nullptr)
+            signal->publish_record(generation); // borrowed, and this thread looks up no other event
+        return status;
+    }
+
+  private:
+    int place(const char *function, std::unique_ptr<kupl::sched::Op> op) {
         if (KUPL_TRACING()) {
             op->copy.trace_id = next_trace_copy();
             op->copy.trace_threads = &op->trace_threads;

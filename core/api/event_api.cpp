@@ -62,8 +62,10 @@ int kupl_event_record(kupl_event_h event, kupl_queue_h queue) {
             op->trace_record_flow = kupl_trace_new_id();
             kupl_trace_flow_start("event", "record", op->trace_record_flow, kupl_trace_thread_track(), now);
         }
-        op->signal = std::move(recorded); // settled by the op from here, even if it is not accepted
+        const std::uint64_t generation = op->signal_generation;
+        op->signal = recorded; // settled by the op from here, even if it is not accepted
         target->enqueue(std::move(op));
+        recorded->publish_record(generation); // a wait on its queue may now be queued behind it
         return KUPL_OK;
     });
 }

@@ -71,9 +71,12 @@ int order_after_event(const char *function, kupl_queue_h queue, kupl_event_h eve
         return KUPL_ERROR;
     if (block && target->called_from_own_item())
         return fail(function, "waiting on a queue from one of its own items would deadlock");
-    const std::uint64_t generation = awaited->latest_record();
-    if (generation == 0)
+    if (awaited->latest_record() == 0)
         return fail(function, "the event was never recorded");
+    // Not latest_record(): a record another thread has begun but not yet placed may be on this
+    // very queue, and a wait queued ahead of it would never end. Ordering after the record before
+    // it is as if this call came first. 0 (the first record, not yet placed) waits for nothing.
+    const std::uint64_t generation = awaited->placed_record();
     auto op = std::make_unique<kupl::sched::Op>(kupl::sched::Op::Kind::wait_event);
     op->awaited = awaited;
     op->awaited_generation = generation;

@@ -24,6 +24,21 @@ namespace kupl::sched {
     return generation;
 }
 
+[[gnu::hot]] void Event::publish_record(std::uint64_t generation) noexcept {
+    std::uint64_t published = published_.load(std::memory_order_relaxed);
+    while (published < generation &&
+           !published_.compare_exchange_weak(published, generation, std::memory_order_release))
+        ;
+}
+
+std::uint64_t Event::placed_record() const {
+    const std::uint64_t recorded = recorded_.load(std::memory_order_acquire);
+    if (recorded == 0 || published_.load(std::memory_order_acquire) >= recorded ||
+        completed_.load(std::memory_order_acquire) >= recorded)
+        return recorded;
+    return recorded - 1; // began only once this one was complete
+}
+
 [[gnu::hot]] void Event::complete(std::uint64_t generation, const char *error) noexcept {
     if (error != nullptr)
         error_.store(error, std::memory_order_relaxed); // one record outstanding: no other writer

@@ -40,6 +40,15 @@ class Event : public std::enable_shared_from_this<Event> {
     // KUPL_EVENT_STATUS_CREATED / SUBMITTED / COMPLETE.
     int status() const;
     std::uint64_t latest_record() const { return recorded_.load(std::memory_order_acquire); }
+    // Says record `generation` is now in its queue (or already run): called by its owner once the
+    // op that completes it is placed. A wait queued behind it is then ordered after it.
+    void publish_record(std::uint64_t generation) noexcept;
+    // The latest record whose op is already placed, or whose work is complete: what a queue may be
+    // made to wait for. A record begun but not yet placed is left out (the one before it, complete
+    // since records run one at a time, is returned instead, or 0 for none): a wait queued on the
+    // record's own queue in that moment would sit ahead of the record it waits for, and that
+    // queue would never move again. 0 also if the event was never recorded.
+    std::uint64_t placed_record() const;
     // seq_cst: a sleeping waiter's check pairs with complete()'s notify_all_after_rmw().
     bool is_complete(std::uint64_t generation) const {
         return completed_.load(std::memory_order_seq_cst) >= generation;
@@ -66,7 +75,10 @@ class Event : public std::enable_shared_from_this<Event> {
     mutable std::mutex mutex_;                // guards the waiters and the trace fields
     std::atomic<std::uint64_t> recorded_{0};  // advanced by begin_record's compare-and-swap
     std::atomic<std::uint64_t> completed_{0}; // written by the record's one completer
-    std::atomic<bool> has_waiters_{false};    // waiters_ may be non-empty; written under mutex_
+    // The highest record whose op is placed (publish_record). Its owner may publish after the
+    // record completed and a later one was published, so it only ever grows (a fetch-max).
+    std::atomic<std::uint64_t> published_{0};
+    std::atomic<bool> has_waiters_{false}; // waiters_ may be non-empty; written under mutex_
     // Cleared by the record's owner, set by its completer; read without a lock by every wait.
     std::atomic<const char *> error_{nullptr};
     EventWaiter *waiters_ = nullptr; // guarded by mutex_

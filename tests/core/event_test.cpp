@@ -386,3 +386,56 @@ TEST(QueueWaitEventAsync, EventRecordedOnTheSameQueue) {
     ASSERT_EQ(kupl_queue_wait(q.get()), KUPL_OK);
     EXPECT_TRUE(after);
 }
+
+// One thread records an event on a queue again and again while another makes the same queue wait
+// for that event. A record's generation is taken before its op is in the queue; a wait that took
+// that generation in between was queued ahead of the record it waited for, and the queue never
+// moved again (the storm test hung so, about once in a hundred runs). A wait orders after the
+// latest record already placed on a queue, so the queue always drains.
+TEST(QueueWaitEventAsync, RecordsAndWaitsRacingOnOneQueueNeverDeadlock) {
+    Queue q = make_queue();
+    Event e = make_event();
+    ASSERT_EQ(kupl_event_record(e.get(), q.get()), KUPL_OK);
+    ASSERT_EQ(kupl_event_wait(e.get()), KUPL_OK);
+    std::atomic<bool> stop{false};
+    std::atomic<long> records{0}, waits{0};
+    std::thread recorder([&] {
+        while (!stop.load())
+            if (kupl_event_record(e.get(), q.get()) == KUPL_OK) // fails while the last is pending
+                records.fetch_add(1);
+    });
+    // Three waits queued, then one waited for: the blocking wait keeps the queue short (queued
+    // without end, the waits alone would keep the records from running).
+    std::thread waiter([&] {
+        for (long i = 0; !stop.load(); ++i) {
+            const int status = i % 4 == 3 ? kupl_queue_wait_event(q.get(), e.get())
+                                          : kuplx_queue_wait_event_async(q.get(), e.get());
+            ASSERT_EQ(status, KUPL_OK);
+            waits.fetch_add(1);
+        }
+    });
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    long last_records = -1, last_waits = -1;
+    auto moved_at = std::chrono::steady_clock::now();
+    while ((records.load() < 50000 || waits.load() < 50000) && std::chrono::steady_clock::now() < limit) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        if (records.load() != last_records || waits.load() != last_waits) {
+            last_records = records.load();
+            last_waits = waits.load();
+            moved_at = std::chrono::steady_clock::now();
+        } else if (std::chrono::steady_clock::now() - moved_at > std::chrono::seconds(10)) {
+            // The waiter is blocked on a queue that can never drain: the process cannot end
+            // normally (the queue's destruction would wait for it too).
+            ADD_FAILURE() << "the queue deadlocked after " << last_records << " records and " << last_waits
+                          << " waits: a wait was queued ahead of the record it waits for";
+            std::fflush(stdout);
+            std::_Exit(1);
+        }
+    }
+    stop.store(true);
+    recorder.join();
+    waiter.join();
+    EXPECT_GT(records.load(), 1000);
+    EXPECT_GT(waits.load(), 1000);
+    EXPECT_EQ(kupl_queue_wait(q.get()), KUPL_OK);
+}
