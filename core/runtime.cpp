@@ -133,6 +133,16 @@ void print_stats(const support::Counters &c, const sched::Engine &engine) {
            " B copied)\n";
     out += p + "channel pieces: " + n(support::Counter::pieces_executed) + "\n";
     out += p + "host items: " + n(support::Counter::host_items) + "\n";
+    // Every op the queues admitted is settled exactly once; after the exit drain the two agree
+    // unless an item never returned (it called exit(), or blocks for good).
+    const std::uint64_t admitted = c.total(support::Counter::ops_admitted),
+                        settled = c.total(support::Counter::ops_settled);
+    out += p + "ops: admitted=" + std::to_string(admitted) + " settled=" + std::to_string(settled) +
+           " (never settled: " + std::to_string(admitted > settled ? admitted - settled : 0) +
+           ", settled twice: " +
+           std::to_string((settled > admitted ? settled - admitted : 0) +
+                          sched::Event::records_completed_twice()) +
+           ")\n";
     out += p + "blocking waits: " + n(support::Counter::caller_waits) + " (slept " +
            n(support::Counter::caller_sleeps) + ")\n";
     out += p + "idle workers: parks=" + n(support::Counter::worker_parks) +

@@ -314,11 +314,27 @@ bool Engine::start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, 
     return false;
 }
 
-bool Engine::start(Op &op) {
+bool Engine::start(Op &op, Run how) {
+    const bool to_its_end = how == Run::to_its_end;
     switch (op.kind) {
     case Op::Kind::copy:
+        if (to_its_end) {
+            op.error = copy_and_wait(op.copy);
+            op.copies_counted = true;
+            return true;
+        }
         return start_copy(op.copy, op, &op.error);
     case Op::Kind::batch: {
+        if (to_its_end) {
+            // Piece after piece, each counted by copy_and_wait (large ones still use the channels).
+            for (BatchPiece &piece : op.batch) {
+                piece.copy.priority = op.copy.priority;
+                if (const char *error = copy_and_wait(piece.copy); error != nullptr && op.error == nullptr)
+                    op.error = error;
+            }
+            op.copies_counted = true;
+            return true;
+        }
         // Each piece starts as a copy of its own would (inline or on the backend), all before
         // any is waited for. The extra count held while starting keeps a piece that completes
         // early from finishing the op before the last piece is out.
@@ -333,12 +349,16 @@ bool Engine::start(Op &op) {
         return op.batch_piece_done(nullptr);
     }
     case Op::Kind::host_function: {
-        // On an executor thread, never on the submitting one (the synchronous queue runs its
-        // items with run_now()). The task captures one pointer only, so the std::function needs
-        // no memory of its own; op.queue keeps the queue alive until the op is settled.
+        if (to_its_end) {
+            run_item(op);
+            return true;
+        }
+        // On an executor thread, never on the submitting one. The task captures one pointer only,
+        // so the std::function needs no memory of its own; op.queue keeps the queue alive until
+        // the op is settled.
         Op *item = &op;
         if (!executor_->post([item] {
-                item->queue->run_item(*item);
+                item->engine->run_item(*item);
                 item->engine->finish(*item);
             })) {
             op.error = "out of memory for queueing the host function (it did not run)";
@@ -357,6 +377,12 @@ bool Engine::start(Op &op) {
         // The op may be finished (and freed) on another thread before when_complete() returns,
         // so the event is held by a reference of our own, not through op.
         std::shared_ptr<Event> awaited = op.awaited;
+        if (to_its_end) {
+            const std::uint64_t generation = op.awaited_generation;
+            block_until([&awaited, generation] { return awaited->is_complete(generation); },
+                        awaited->completions());
+            return true;
+        }
         awaited->when_complete(op.awaited_generation, &op);
         return false;
     }
@@ -364,16 +390,31 @@ bool Engine::start(Op &op) {
     return true;
 }
 
+void Engine::run_item(Op &op) {
+    Queue::ItemScope scope(op.queue.get(), op.item_ticket); // a kupl call from the item knows it
+    const std::uint64_t start = KUPL_TRACING() && !op.queue->synchronous() ? kupl_trace_now() : 0;
+    op.function();
+    if (start != 0 && KUPL_TRACING()) {
+        char args[48];
+        std::snprintf(args, sizeof args, "\"queue\":%llu",
+                      static_cast<unsigned long long>(op.queue->trace_number()));
+        kupl_trace_slice(0, "item", op.trace_name[0] != '\0' ? op.trace_name : "host item", start,
+                         kupl_trace_now(), args);
+    }
+}
+
 void Engine::finish(Op &op) {
     if (op.queue != nullptr) {
         op.queue->head_finished(op);
         return;
     }
-    settle(op, nullptr);
-    delete &op;
+    settle(std::unique_ptr<Op>(&op), nullptr); // started by run_unordered(), which let it go
 }
 
-void Engine::settle(Op &op, const char *record_error) {
+void Engine::count_settled(const Op &op) {
+    counters_.bump(support::Counter::ops_settled);
+    if (op.copies_counted)
+        return;
     if (op.kind == Op::Kind::copy) {
         count_copy(op.copy, op.error);
     } else if (op.kind == Op::Kind::batch) {
@@ -385,54 +426,21 @@ void Engine::settle(Op &op, const char *record_error) {
     } else if (op.kind == Op::Kind::host_function) {
         counters_.bump(support::Counter::host_items);
     }
-    complete_signal(op, record_error);
 }
 
-void Engine::complete_signal(Op &op, const char *record_error) {
+void Engine::settle(std::unique_ptr<Op> op, const char *record_error) {
+    count_settled(*op);
     std::uint64_t traced_at = 0;
     if (KUPL_TRACING()) {
         traced_at = kupl_trace_now();
-        trace_before_complete(op, traced_at);
+        trace_before_complete(*op, traced_at);
     }
-    if (op.signal != nullptr) {
-        const std::shared_ptr<Event> signal = std::move(op.signal); // settled: ~Op leaves it alone
-        signal->complete(op.signal_generation, op.kind == Op::Kind::record ? record_error : op.error);
+    if (op->signal != nullptr) {
+        const std::shared_ptr<Event> signal = std::move(op->signal); // settled: ~Op leaves it alone
+        signal->complete(op->signal_generation, op->kind == Op::Kind::record ? record_error : op->error);
     }
     if (traced_at != 0 && KUPL_TRACING())
-        trace_settled(op, record_error, traced_at);
-}
-
-const char *Engine::run_now(Op &op) {
-    switch (op.kind) {
-    case Op::Kind::copy:
-        // A synchronous copy, counted by copy_and_wait: only the event is left to complete.
-        op.error = copy_and_wait(op.copy);
-        complete_signal(op, nullptr);
-        return op.error;
-    case Op::Kind::batch:
-        // Piece after piece, each counted by copy_and_wait (large ones still use the channels).
-        for (BatchPiece &piece : op.batch) {
-            piece.copy.priority = op.copy.priority;
-            if (const char *error = copy_and_wait(piece.copy); error != nullptr && op.error == nullptr)
-                op.error = error;
-        }
-        complete_signal(op, nullptr);
-        return op.error;
-    case Op::Kind::host_function:
-        op.function();
-        break;
-    case Op::Kind::record:
-        break;
-    case Op::Kind::wait_event: {
-        const std::shared_ptr<Event> &awaited = op.awaited;
-        const std::uint64_t generation = op.awaited_generation;
-        block_until([&awaited, generation] { return awaited->is_complete(generation); },
-                    awaited->completions());
-        break;
-    }
-    }
-    settle(op, nullptr);
-    return op.error;
+        trace_settled(*op, record_error, traced_at);
 }
 
 void Engine::run_unordered(std::unique_ptr<Op> op) {
@@ -441,11 +449,10 @@ void Engine::run_unordered(std::unique_ptr<Op> op) {
         op->trace_start = kupl_trace_now();
         op->trace_track = Op::kTraceAsync; // unordered copies overlap: an asynchronous span each
     }
-    Op *raw = op.release(); // owned by itself until it settles
-    if (start(*raw)) {
-        settle(*raw, nullptr);
-        delete raw;
-    }
+    count_admitted();
+    Op *raw = op.release(); // held by the engine until it finishes (finish() settles it)
+    if (start(*raw))
+        settle(std::unique_ptr<Op>(raw), nullptr);
 }
 
 void Engine::drain_and_stop(std::chrono::milliseconds limit) {

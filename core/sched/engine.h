@@ -1,6 +1,7 @@
 // Executes ops: copies go to the copy backend (or run on the calling thread when small), host
-// functions to the executor, waits become continuations on events. Also the one place that
-// completes events and counts what happened.
+// functions to the executor, waits become continuations on events. The one place that starts an
+// op of any kind (start(), one switch over the kinds), settles it (settle(): completes its event,
+// counts it, frees it) and counts what happened; queues only decide when their ops start.
 #pragma once
 
 #include "copy/backend.h"
@@ -31,21 +32,26 @@ class Engine {
     exec::Executor &executor() { return *executor_; }
     const support::Config &config() const { return config_; }
 
-    // Starts op. Returns true if it finished during the call (the caller settles it), false if
-    // finish() will be called later, from any thread.
-    bool start(Op &op);
-    // Called once when a started op finishes asynchronously.
+    // How an op runs: asynchronously (a queue's head, or an op no queue orders: started here and
+    // finished from any thread) or to its end on the calling thread (the synchronous queue).
+    enum class Run { asynchronously, to_its_end };
+    // Starts op. Asynchronously: returns true if it finished during the call (its owner settles
+    // it), false if finish() will be called later, from any thread. To its end: returns true once
+    // it has finished (op.error says how).
+    bool start(Op &op, Run how = Run::asynchronously);
+    // Called once when an op started asynchronously finishes: hands it back to its queue (which
+    // settles it and starts the next), or settles an op that no queue orders.
     void finish(Op &op);
-    // Completes op's event (with its error, or record_error for a record) and counts the op;
-    // every op passes here exactly once (run_now() settles the synchronous queue's copies, which
-    // copy_and_wait counted, with complete_signal() alone).
-    void settle(Op &op, const char *record_error);
-
-    // Runs op to its end on the calling thread (the synchronous queue) and settles it. Returns
-    // nullptr or why it failed.
-    const char *run_now(Op &op);
+    // Ends op: completes its event (with its error, or record_error for a record), counts it and
+    // frees it. Every admitted op passes here exactly once (KUPL_STATS reports the balance).
+    void settle(std::unique_ptr<Op> op, const char *record_error);
+    // Counts an op its queue admitted: from here on only settle() ends it.
+    void count_admitted() { counters_.bump(support::Counter::ops_admitted); }
     // Runs an op that no queue orders (queue == NULL): it starts now and settles on its own.
     void run_unordered(std::unique_ptr<Op> op);
+    // Runs a host item's function, marked as an item of its queue: on an executor thread, or on
+    // the calling thread for the synchronous queue.
+    void run_item(Op &op);
     // Why a copy runs on the calling thread, as copy_at_once() needs to know.
     struct InlineCopy {
         // The bytes of the stream of copies it joins when it runs there because every channel
@@ -220,8 +226,8 @@ class Engine {
     // Starts one copy (an op's, or a batch's piece): true if it finished during the call (with
     // *error set if it failed), false if the backend will tell `done`.
     bool start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, const char **error);
-    // Completes op's event and traces the op's end, without counting it.
-    void complete_signal(Op &op, const char *record_error);
+    // Counts a settled op by its kind (copies run to their end were counted as they ran).
+    void count_settled(const Op &op);
 
     support::Config config_;
     std::unique_ptr<copy::CopyBackend> backend_;

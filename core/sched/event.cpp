@@ -49,7 +49,8 @@ std::uint64_t Event::placed_record() const {
     // earlier STLR to another variable (tests/cross/store_buffering.cpp), and there the waiting
     // op was never run, hanging Concurrency.PingPongAcrossQueues once in 10 to 200 runs. An
     // exchange keeps the order everywhere.
-    completed_.exchange(generation, std::memory_order_seq_cst);
+    if (completed_.exchange(generation, std::memory_order_seq_cst) >= generation)
+        completed_twice_.fetch_add(1, std::memory_order_relaxed);
     EventWaiter *ready = nullptr;
     if (has_waiters_.load(std::memory_order_seq_cst)) {
         std::lock_guard<std::mutex> lock(mutex_);

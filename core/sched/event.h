@@ -64,6 +64,11 @@ class Event : public std::enable_shared_from_this<Event> {
     const void *record_queue(std::uint64_t generation) const;
 
     support::EventCount &completions() { return completions_; }
+    // Completions of a record that was already complete, in this process: a defect if ever
+    // non-zero (KUPL_STATS reports it beside the op balance).
+    static std::uint64_t records_completed_twice() {
+        return completed_twice_.load(std::memory_order_relaxed);
+    }
 
     // Tracing: the event's number in the trace, and where and when record `generation` completed
     // (set by the op that completes it, just before complete()); false if not known.
@@ -91,6 +96,7 @@ class Event : public std::enable_shared_from_this<Event> {
     std::uint64_t trace_ns_ = 0;         // guarded by mutex_
     std::uint64_t trace_track_ = 0;      // guarded by mutex_
     static std::uint64_t next_trace_id();
+    static inline std::atomic<std::uint64_t> completed_twice_{0};
 };
 
 } // namespace kupl::sched

@@ -1,5 +1,11 @@
 // One unit of in-order work on a queue: a copy, a host function, an event record, or a wait for
 // another event. Ops are created by the API layer, ordered by Queue and executed by Engine.
+//
+// One lifetime rule: an op is held by exactly one std::unique_ptr from its creation until the
+// engine settles it (Engine::settle, which completes its event, counts it and frees it) — its
+// queue's list while it waits or runs there, the synchronous call that runs it, or, for an op no
+// queue orders, the engine itself from start() until the op's completion hands it back. An op
+// dropped before it was admitted (its submitting call failed) settles its record in ~Op.
 #pragma once
 
 #include "copy/backend.h"
@@ -58,9 +64,12 @@ struct Op final : copy::CopyCompletion, EventWaiter {
     std::shared_ptr<Event> awaited;
     std::uint64_t awaited_generation = 0;
 
-    std::shared_ptr<Queue> queue; // null for an unordered copy (queue == NULL in the API)
+    std::shared_ptr<Queue> queue;  // null for an unordered copy (queue == NULL in the API)
+    std::uint64_t item_ticket = 0; // the synchronous queue's ticket (marks its host item's scope)
     Engine *engine = nullptr;
     const char *error = nullptr; // why it failed (static text), nullptr if it did not
+    // Its copies were counted as they ran (run to its end, through Engine::copy_and_wait).
+    bool copies_counted = false;
 
     // Tracing (KUPL_TRACE; all zero when off). The op's slice runs from trace_start (when it
     // became its queue's head, or was run) to its settling, on trace_track: its queue's track, 0

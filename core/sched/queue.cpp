@@ -12,29 +12,19 @@ namespace {
 
 const char *const ended_by_exit = "not run: the process exited inside an earlier item of this queue";
 
-// The host functions the calling thread is running, innermost first: an item of the synchronous
-// queue runs inside the call that submitted it, which may itself be an item of another queue.
-struct ItemFrame {
-    Queue *queue;
-    std::uint64_t ticket; // the synchronous queue's ticket of the item
-    const ItemFrame *outer;
-};
-thread_local const ItemFrame *current_items = nullptr;
-
-class ItemScope {
-  public:
-    ItemScope(Queue *queue, std::uint64_t ticket) : frame_{queue, ticket, current_items} {
-        current_items = &frame_;
-    }
-    ~ItemScope() { current_items = frame_.outer; }
-    ItemScope(const ItemScope &) = delete;
-    ItemScope &operator=(const ItemScope &) = delete;
-
-  private:
-    ItemFrame frame_;
-};
+// The items the calling thread is running, innermost first.
+thread_local const Queue::ItemScope *current_items = nullptr;
 
 } // namespace
+
+Queue::ItemScope::ItemScope(Queue *queue_running, std::uint64_t item_ticket)
+    : queue(queue_running), ticket(item_ticket), outer(current_items) {
+    current_items = this;
+}
+
+Queue::ItemScope::~ItemScope() {
+    current_items = outer;
+}
 
 Queue::Queue(Engine &engine, int priority, bool synchronous)
     : engine_(engine), priority_(priority), synchronous_(synchronous) {
@@ -88,9 +78,10 @@ std::uint64_t Queue::enqueue(std::unique_ptr<Op> op) {
         ticket = tickets(state) + 1;
         start = !ended && (state & kDispatching) == 0;
     }
-    if (op != nullptr) { // the queue was ended by exit(): this op can never run
+    engine_.count_admitted(); // from here the engine settles it
+    if (op != nullptr) {      // the queue was ended by exit(): this op can never run
         op->error = ended_by_exit;
-        engine_.settle(*op, ended_by_exit);
+        engine_.settle(std::move(op), ended_by_exit);
         return ticket;
     }
     if (start)
@@ -121,6 +112,7 @@ std::uint64_t Queue::enqueue(std::unique_ptr<Op> op) {
 
 const char *Queue::run_inline(std::unique_ptr<Op> op, std::uint64_t *ticket_out) {
     op->engine = &engine_;
+    op->queue = shared_from_this(); // for the item's scope (see Engine::run_item)
     op->copy.priority = priority_;
     std::uint64_t ticket;
     {
@@ -131,14 +123,13 @@ const char *Queue::run_inline(std::unique_ptr<Op> op, std::uint64_t *ticket_out)
     }
     if (ticket_out != nullptr)
         *ticket_out = ticket;
+    op->item_ticket = ticket;
     if (KUPL_TRACING())
         op->trace_start = kupl_trace_now(); // on the calling thread's track (trace_track 0)
-    const char *error;
-    {
-        ItemScope scope(this, ticket); // only a host function can call back into kupl
-        error = engine_.run_now(*op);
-    }
-    op.reset();
+    engine_.count_admitted();
+    engine_.start(*op, Engine::Run::to_its_end);
+    const char *const error = op->error; // static text, still valid once the op is gone
+    engine_.settle(std::move(op), nullptr);
     {
         std::lock_guard<std::mutex> lock(mutex_);
         in_flight_.erase(ticket);
@@ -168,25 +159,13 @@ void Queue::drain(Op *first) {
     }
 }
 
-void Queue::run_item(Op &op) {
-    ItemScope scope(this, 0); // marks the executor thread as inside this queue's item
-    const std::uint64_t start = KUPL_TRACING() ? kupl_trace_now() : 0;
-    op.function();
-    if (start != 0 && KUPL_TRACING()) {
-        char args[48];
-        std::snprintf(args, sizeof args, "\"queue\":%llu", static_cast<unsigned long long>(trace_number()));
-        kupl_trace_slice(0, "item", op.trace_name[0] != '\0' ? op.trace_name : "host item", start,
-                         kupl_trace_now(), args);
-    }
-}
-
 void Queue::head_finished(Op &op) {
     auto keep_alive = shared_from_this(); // the retired op may hold the last other reference
     if (retire_head(op))
         drain();
 }
 
-// Settles the finished head and pops it. Returns true if more ops wait (this thread goes on
+// Pops the finished head and settles it. Returns true if more ops wait (this thread goes on
 // dispatching them), false if the queue went idle. Only the dispatching thread touches the head
 // and the failure counts before it, so the queue's lock is taken once, to pop.
 bool Queue::retire_head(Op &head) {
@@ -198,8 +177,14 @@ bool Queue::retire_head(Op &head) {
             record_error = "work enqueued on the queue before this record failed";
         failures_since_record_ = 0;
     }
+    std::unique_ptr<Op> done;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        done = std::move(ops_.front());
+        ops_.pop_front();
+    }
     // Events complete before the ticket counts as finished, so a returned wait implies them.
-    engine_.settle(head, record_error);
+    engine_.settle(std::move(done), record_error);
     return count_finished();
 }
 
@@ -210,15 +195,8 @@ void Queue::count_failure() {
 }
 
 bool Queue::count_finished() {
-    std::unique_ptr<Op> done;
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        done = std::move(ops_.front());
-        ops_.pop_front();
-    }
     const std::uint64_t now_finished = finished_.fetch_add(1, std::memory_order_seq_cst) + 1;
     const bool more = idle_unless_more(now_finished);
-    done.reset();
     if (now_finished >= wake_at_.load(std::memory_order_seq_cst)) {
         wake_at_.store(UINT64_MAX, std::memory_order_seq_cst); // woken waiters announce again
         progress_.notify(true);
@@ -291,14 +269,14 @@ bool Queue::called_from_own_item() const {
 }
 
 bool Queue::running_item_of(const void *queue) {
-    for (const ItemFrame *frame = current_items; frame != nullptr; frame = frame->outer)
+    for (const ItemScope *frame = current_items; frame != nullptr; frame = frame->outer)
         if (frame->queue == queue)
             return true;
     return false;
 }
 
 void Queue::end_items_of_calling_thread() {
-    for (const ItemFrame *frame = current_items; frame != nullptr; frame = frame->outer)
+    for (const ItemScope *frame = current_items; frame != nullptr; frame = frame->outer)
         frame->queue->end_by_exit(frame->ticket);
 }
 
@@ -322,9 +300,8 @@ void Queue::end_by_exit(std::uint64_t ticket) {
     }
     for (auto &op : never_run) {
         op->error = ended_by_exit;
-        engine_.settle(*op, ended_by_exit);
+        engine_.settle(std::move(op), ended_by_exit);
     }
-    never_run.clear();
     wake_at_.store(UINT64_MAX, std::memory_order_seq_cst);
     progress_.notify(true);
 }

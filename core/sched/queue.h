@@ -67,14 +67,26 @@ class Queue : public std::enable_shared_from_this<Queue> {
 
     // Engine → queue: the head op finished asynchronously.
     void head_finished(Op &op);
-    // Engine → queue, on an executor thread: runs the host function of op (this queue's head),
-    // marked as this queue's item.
-    void run_item(Op &op);
+
+    // Marks the calling thread, while it lives, as running an item of `queue` (of the synchronous
+    // queue: the one with `ticket`), for called_from_own_item() and end_items_of_calling_thread().
+    // Items nest: an item of the synchronous queue runs inside the call that submitted it.
+    class ItemScope {
+      public:
+        ItemScope(Queue *queue, std::uint64_t ticket);
+        ~ItemScope();
+        ItemScope(const ItemScope &) = delete;
+        ItemScope &operator=(const ItemScope &) = delete;
+
+        Queue *const queue;
+        const std::uint64_t ticket;
+        const ItemScope *const outer;
+    };
 
   private:
     void drain(Op *first = nullptr);
     bool retire_head(Op &head);
-    // Pops the finished head and counts it; true if more ops wait (this thread goes on
+    // Counts the settled head as finished; true if more ops wait (this thread goes on
     // dispatching them).
     bool count_finished();
     // The dispatching thread, having counted `finished` ops: stops dispatching unless tickets were

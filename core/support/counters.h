@@ -25,6 +25,8 @@ enum class Counter : unsigned {
     caller_sleeps,     // times such a waiter went to sleep
     provider_copies,   // copies a KUPL_BACKEND provider accepted
     provider_refusals, // eligible copies it refused (done in software)
+    ops_admitted,      // ops a queue took (or the engine, for a copy no queue orders)
+    ops_settled,       // ops the engine settled (Engine::settle): equal to ops_admitted when idle
     count
 };
 
