@@ -204,16 +204,20 @@ class Engine {
     // The one placement decision, for every copy: asynchronous ones (start(), copies_inline())
     // and those waited for at once (copy_and_wait(): the synchronous calls and queue). For an
     // asynchronous copy placed while every channel sleeps, sets *stream_bytes to
-    // parked_stream_with(copy); a copy waited for at once is no part of a stream.
+    // parked_stream_with(copy); a copy waited for at once is no part of a stream (nor is one
+    // parked_stream_with() leaves out: 0).
     Placement place(const copy::CopyDescriptor &copy, bool waited_at_once, std::size_t *stream_bytes) const;
     // The bytes of the current stream of copies placed while every channel slept (each submitted
     // less than kStreamWindowNs after the previous one was done, and not after a wait of its
-    // thread unless the awake channels would take it), `copy` included.
+    // thread unless the awake channels would take it), `copy` included; 0 for a copy after its
+    // thread's wait that the awake channels would not take: no part of any stream, a copy of its
+    // own (then the clock is not read).
     std::size_t parked_stream_with(const copy::CopyDescriptor &copy) const;
     // Set by every wait of a thread (block_until()), cleared by its next parked_stream_with().
     static inline thread_local bool waited_since_copy = false;
     // Called when a copy placed while every channel slept is done inline (with the stream's bytes
-    // it was placed with) or handed off (0: the channels wake, the stream is over).
+    // it was placed with, if it is part of one) or handed off (0: the channels wake, the stream is
+    // over).
     void end_parked_copy(std::size_t stream_bytes);
     static constexpr std::uint64_t kStreamWindowNs = 100000;
     // Executes a copy on the calling thread; timed: adds its speed to caller_speed_.
