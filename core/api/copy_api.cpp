@@ -155,10 +155,13 @@ struct Destination {
         return KUPL_ERROR;
     // An idle queue and a copy that runs on this thread anyway: no op to build (an untraced run
     // only, so that a trace shows every copy as an op of its queue).
-    if (to.ordered != nullptr && !KUPL_TRACING() &&
-        to.ordered->try_copy_at_once(copy, to.signal, to.generation))
-        return KUPL_OK;
-    return copy_as_op(function, copy, to);
+    const bool at_once = to.ordered != nullptr && !KUPL_TRACING() &&
+                         to.ordered->try_copy_at_once(copy, to.signal, to.generation);
+    const int status = at_once ? KUPL_OK : copy_as_op(function, copy, to);
+    // Whether its wait comes at once predicts where the thread's next copies go (copies_inline).
+    if (to.ordered != nullptr && !to.ordered->synchronous())
+        to.runtime->engine->copy_returned(copy);
+    return status;
 }
 
 } // namespace

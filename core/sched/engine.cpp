@@ -103,7 +103,7 @@ Engine::Engine(const support::Config &config, std::unique_ptr<copy::CopyBackend>
 
 [[gnu::hot]] bool Engine::copies_inline(const copy::CopyDescriptor &copy, InlineCopy *how) const {
     *how = InlineCopy{};
-    const Placement where = place(copy, false, &how->parked_stream);
+    const Placement where = place(copy, waits_at_once(copy), &how->parked_stream);
     how->timed = timed(where);
     return on_caller(where);
 }

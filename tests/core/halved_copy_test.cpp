@@ -46,6 +46,7 @@ class HalvedCopy : public ::testing::Test {
     // A long split copy first (the channels work on it, then spin), then the copy under test right
     // after, waited for at once. Returns where the copy under test ran.
     template <typename Submit> Ran after_a_split_copy(Submit submit) {
+        forget_waits_at_once();
         EXPECT_EQ(kupl_memcpy_async(wake_dst_.data(), wake_src_.data(), wake_src_.size(), queue_, event_),
                   KUPL_OK);
         EXPECT_EQ(kupl_event_wait(event_), KUPL_OK);
@@ -55,6 +56,18 @@ class HalvedCopy : public ::testing::Test {
         EXPECT_EQ(kupl_event_wait(event_), KUPL_OK);
         EXPECT_EQ(kuplx_get_counters(&after), KUPL_OK);
         return {after.copies_inline - before.copies_inline, after.pieces_executed - before.pieces_executed};
+    }
+
+    // After a few copies of these sizes each waited for at once, a thread's next ones run on it
+    // (the engine predicts the wait: README, "Waits at once"), and every later try of a test
+    // would too. A copy of that size waited for only after a pause ends the prediction.
+    void forget_waits_at_once() {
+        const std::size_t bytes = 4 * info_.inline_threshold;
+        if (bytes == 0 || bytes > wake_src_.size())
+            return;
+        EXPECT_EQ(kupl_memcpy_async(wake_dst_.data(), wake_src_.data(), bytes, queue_, event_), KUPL_OK);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        EXPECT_EQ(kupl_event_wait(event_), KUPL_OK);
     }
 
     kuplx_engine_info_t info_{};
@@ -210,6 +223,82 @@ TEST_P(HalvedCopyNotWaitedByItsSubmitter, Lands) {
 INSTANTIATE_TEST_SUITE_P(Waiters, HalvedCopyNotWaitedByItsSubmitter,
                          ::testing::Values(Waiter::other_thread, Waiter::after_a_second_copy,
                                            Waiter::after_the_submitter_ended));
+
+// A thread that waits for each copy at once (README, "Waits at once"): after 4 such copies the
+// next one runs on it even with a channel awake, where a hand-off would only add its cost.
+TEST_F(HalvedCopy, CopiesWaitedForAtOnceRunOnTheThreadThatWaits) {
+#ifdef KUPL_TEST_SANITIZED
+    GTEST_SKIP() << "under a sanitizer a wait comes too long after its copy to count as at once";
+#endif
+    const std::size_t bytes = 4 * info_.inline_threshold + 4 * 1024 + 5;
+    if (info_.inline_threshold == 0 || bytes >= info_.mt_threshold || info_.num_channels < 1)
+        GTEST_SKIP() << "thresholds leave no halved sizes";
+    std::vector<unsigned char> src(bytes), dst(bytes);
+    for (std::size_t i = 0; i < bytes; ++i)
+        src[i] = static_cast<unsigned char>(i * 29 + 3);
+    // A try fails when the copy is handed over: the prediction did not hold (a wait of the streak
+    // came late: this thread was preempted) or was never made.
+    bool ran_here = false;
+    for (Tries tries; tries.more(ran_here);) {
+        forget_waits_at_once();
+        for (int i = 0; i < 4; ++i) {
+            ASSERT_EQ(kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_), KUPL_OK);
+            ASSERT_EQ(kupl_event_wait(event_), KUPL_OK);
+        }
+        // Wakes the channels (a split copy: not one the prediction looks at), as in the tests above,
+        // and gives them time to be back at spinning (for KUPL_SPIN_US, set long for this suite):
+        // unpredicted, the copy below would be handed over.
+        ASSERT_EQ(kupl_memcpy_async(wake_dst_.data(), wake_src_.data(), wake_src_.size(), queue_, event_),
+                  KUPL_OK);
+        ASSERT_EQ(kupl_event_wait(event_), KUPL_OK);
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        std::memset(dst.data(), 0, bytes);
+        kuplx_counters_t before{}, after{};
+        ASSERT_EQ(kuplx_get_counters(&before), KUPL_OK);
+        ASSERT_EQ(kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_), KUPL_OK);
+        ASSERT_EQ(kupl_event_wait(event_), KUPL_OK);
+        ASSERT_EQ(kuplx_get_counters(&after), KUPL_OK);
+        ASSERT_EQ(std::memcmp(dst.data(), src.data(), bytes), 0) << "try " << tries.count();
+        ran_here = after.copies_inline - before.copies_inline == 1 &&
+                   after.pieces_executed == before.pieces_executed;
+    }
+    EXPECT_TRUE(ran_here) << "copies waited for at once were still handed to awake channels";
+}
+
+// One copy waited for only after a pause (the thread computed meanwhile) ends that: the next copy
+// is handed over again, for the overlap.
+TEST_F(HalvedCopy, ACopyWaitedForAfterAPauseEndsThePrediction) {
+    const std::size_t bytes = 4 * info_.inline_threshold + 4 * 1024 + 5;
+    if (info_.inline_threshold == 0 || bytes >= info_.mt_threshold || info_.num_channels < 1)
+        GTEST_SKIP() << "thresholds leave no halved sizes";
+    std::vector<unsigned char> src(bytes), dst(bytes);
+    for (std::size_t i = 0; i < bytes; ++i)
+        src[i] = static_cast<unsigned char>(i * 31 + 9);
+    bool handed_over = false;
+    for (Tries tries; tries.more(handed_over);) {
+        for (int i = 0; i < 6; ++i) {
+            ASSERT_EQ(kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_), KUPL_OK);
+            ASSERT_EQ(kupl_event_wait(event_), KUPL_OK);
+        }
+        ASSERT_EQ(kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_), KUPL_OK);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        ASSERT_EQ(kupl_event_wait(event_), KUPL_OK);
+        ASSERT_EQ(kupl_memcpy_async(wake_dst_.data(), wake_src_.data(), wake_src_.size(), queue_, event_),
+                  KUPL_OK);
+        ASSERT_EQ(kupl_event_wait(event_), KUPL_OK);
+        std::memset(dst.data(), 0, bytes);
+        kuplx_counters_t before{}, after{};
+        ASSERT_EQ(kuplx_get_counters(&before), KUPL_OK);
+        ASSERT_EQ(kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_), KUPL_OK);
+        ASSERT_EQ(kupl_event_wait(event_), KUPL_OK);
+        ASSERT_EQ(kuplx_get_counters(&after), KUPL_OK);
+        ASSERT_EQ(std::memcmp(dst.data(), src.data(), bytes), 0) << "try " << tries.count();
+        handed_over = after.copies_inline == before.copies_inline;
+        if (handed_over)
+            expect_halved(after.pieces_executed - before.pieces_executed);
+    }
+    EXPECT_TRUE(handed_over) << "after a copy waited for late, the next still ran on the caller";
+}
 
 // Below 4 inline thresholds a handed-over copy stays whole: one piece.
 TEST_F(HalvedCopy, AShorterCopyHandedOverStaysWhole) {
