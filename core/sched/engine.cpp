@@ -323,8 +323,7 @@ bool Engine::start(Op &op, Run how) {
     switch (op.kind) {
     case Op::Kind::copy:
         if (to_its_end) {
-            op.error = copy_and_wait(op.copy);
-            op.copies_counted = true;
+            op.error = copy_and_wait(op.copy); // counts the copy (see count_settled)
             return true;
         }
         return start_copy(op.copy, op, &op.error);
@@ -336,7 +335,6 @@ bool Engine::start(Op &op, Run how) {
                 if (const char *error = copy_and_wait(piece.copy); error != nullptr && op.error == nullptr)
                     op.error = error;
             }
-            op.copies_counted = true;
             return true;
         }
         // Each piece starts as a copy of its own would (inline or on the backend), all before
@@ -417,7 +415,12 @@ void Engine::finish(Op &op) {
 
 void Engine::count_settled(const Op &op) {
     counters_.bump(support::Counter::ops_settled);
-    if (op.copies_counted)
+    if (op.kind == Op::Kind::host_function) {
+        counters_.bump(support::Counter::host_items);
+        return;
+    }
+    // The synchronous queue's copies ran to their end through copy_and_wait, which counted them.
+    if (op.queue != nullptr && op.queue->synchronous())
         return;
     if (op.kind == Op::Kind::copy) {
         count_copy(op.copy, op.error);
@@ -427,8 +430,6 @@ void Engine::count_settled(const Op &op) {
             counters_.bump(support::Counter::copies_failed, failed);
         else
             counters_.bump(support::Counter::bytes_copied, op.batch_bytes());
-    } else if (op.kind == Op::Kind::host_function) {
-        counters_.bump(support::Counter::host_items);
     }
 }
 

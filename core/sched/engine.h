@@ -273,7 +273,7 @@ class Engine {
     // Starts one copy (an op's, or a batch's piece): true if it finished during the call (with
     // *error set if it failed), false if the backend will tell `done`.
     bool start_copy(copy::CopyDescriptor &copy, copy::CopyCompletion &done, const char **error);
-    // Counts a settled op by its kind (copies run to their end were counted as they ran).
+    // Counts a settled op by its kind (the synchronous queue's copies were counted as they ran).
     void count_settled(const Op &op);
 
     support::Config config_;

@@ -68,8 +68,6 @@ struct Op final : copy::CopyCompletion, EventWaiter {
     std::uint64_t item_ticket = 0; // the synchronous queue's ticket (marks its host item's scope)
     Engine *engine = nullptr;
     const char *error = nullptr; // why it failed (static text), nullptr if it did not
-    // Its copies were counted as they ran (run to its end, through Engine::copy_and_wait).
-    bool copies_counted = false;
 
     // Tracing (KUPL_TRACE; all zero when off). The op's slice runs from trace_start (when it
     // became its queue's head, or was run) to its settling, on trace_track: its queue's track, 0

@@ -143,4 +143,27 @@ TEST(SyncQueue, FailedCopyFailsItsCall) {
     EXPECT_EQ(kupl_queue_wait(sync), KUPL_OK);
 }
 
+// Its work is counted once, like any queue's (kuplx_get_counters): each item, and each copy's
+// bytes, although the copies are counted as they run and the items when they are settled.
+TEST(SyncQueue, WorkIsCountedOnce) {
+    kupl_queue_h sync = sync_queue();
+    ASSERT_NE(sync, nullptr);
+    std::vector<unsigned char> src(1 << 20, 7), dst(1 << 20, 0);
+    kuplx_counters_t before{}, after{};
+    ASSERT_EQ(kuplx_get_counters(&before), KUPL_OK);
+    int ran = 0;
+    for (int i = 0; i < 5; ++i)
+        ASSERT_EQ(submit_fn(sync, [&ran] { ++ran; }), KUPL_OK);
+    ASSERT_EQ(kupl_memcpy_async(dst.data(), src.data(), src.size(), sync, nullptr), KUPL_OK);
+    const kuplx_copy_piece_t pieces[2] = {{dst.data(), 0, src.data(), 0, 4096, 1},
+                                          {dst.data() + 8192, 0, src.data(), 0, 100, 1}};
+    ASSERT_EQ(kuplx_memcpy_batch_async(pieces, 2, sync, nullptr), KUPL_OK);
+    ASSERT_EQ(kuplx_get_counters(&after), KUPL_OK);
+    EXPECT_EQ(ran, 5);
+    EXPECT_EQ(after.host_items - before.host_items, 5u);
+    EXPECT_EQ(after.copies_submitted - before.copies_submitted, 3u);
+    EXPECT_EQ(after.bytes_copied - before.bytes_copied, src.size() + 4096 + 100);
+    EXPECT_EQ(after.copies_failed - before.copies_failed, 0u);
+}
+
 } // namespace
