@@ -47,15 +47,35 @@ class HalvedCopy : public ::testing::Test {
     // after, waited for at once. Returns where the copy under test ran.
     template <typename Submit> Ran after_a_split_copy(Submit submit) {
         forget_waits_at_once();
+        wake_channels();
+        return counted(submit);
+    }
+
+    // A long split copy, waited for: the channels work on it, then spin (a copy the prediction of
+    // waits at once does not look at).
+    void wake_channels() {
         EXPECT_EQ(kupl_memcpy_async(wake_dst_.data(), wake_src_.data(), wake_src_.size(), queue_, event_),
                   KUPL_OK);
         EXPECT_EQ(kupl_event_wait(event_), KUPL_OK);
+    }
+
+    // submit() and a wait for event_ at once; returns where that copy ran.
+    template <typename Submit> Ran counted(Submit submit) {
         kuplx_counters_t before{}, after{};
         EXPECT_EQ(kuplx_get_counters(&before), KUPL_OK);
         EXPECT_EQ(submit(), KUPL_OK);
         EXPECT_EQ(kupl_event_wait(event_), KUPL_OK);
         EXPECT_EQ(kuplx_get_counters(&after), KUPL_OK);
         return {after.copies_inline - before.copies_inline, after.pieces_executed - before.pieces_executed};
+    }
+
+    // `times` copies of src to dst, each waited for at once.
+    void wait_for_each_at_once(int times, std::vector<unsigned char> &dst,
+                               const std::vector<unsigned char> &src) {
+        for (int i = 0; i < times; ++i) {
+            EXPECT_EQ(kupl_memcpy_async(dst.data(), src.data(), src.size(), queue_, event_), KUPL_OK);
+            EXPECT_EQ(kupl_event_wait(event_), KUPL_OK);
+        }
     }
 
     // After a few copies of these sizes each waited for at once, a thread's next ones run on it
@@ -241,26 +261,17 @@ TEST_F(HalvedCopy, CopiesWaitedForAtOnceRunOnTheThreadThatWaits) {
     bool ran_here = false;
     for (Tries tries; tries.more(ran_here);) {
         forget_waits_at_once();
-        for (int i = 0; i < 4; ++i) {
-            ASSERT_EQ(kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_), KUPL_OK);
-            ASSERT_EQ(kupl_event_wait(event_), KUPL_OK);
-        }
-        // Wakes the channels (a split copy: not one the prediction looks at), as in the tests above,
-        // and gives them time to be back at spinning (for KUPL_SPIN_US, set long for this suite):
-        // unpredicted, the copy below would be handed over.
-        ASSERT_EQ(kupl_memcpy_async(wake_dst_.data(), wake_src_.data(), wake_src_.size(), queue_, event_),
-                  KUPL_OK);
-        ASSERT_EQ(kupl_event_wait(event_), KUPL_OK);
+        wait_for_each_at_once(4, dst, src);
+        // Wakes the channels, as in the tests above, and gives them time to be back at spinning
+        // (for KUPL_SPIN_US, set long for this suite): unpredicted, the copy below would be
+        // handed over.
+        wake_channels();
         std::this_thread::sleep_for(std::chrono::microseconds(200));
         std::memset(dst.data(), 0, bytes);
-        kuplx_counters_t before{}, after{};
-        ASSERT_EQ(kuplx_get_counters(&before), KUPL_OK);
-        ASSERT_EQ(kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_), KUPL_OK);
-        ASSERT_EQ(kupl_event_wait(event_), KUPL_OK);
-        ASSERT_EQ(kuplx_get_counters(&after), KUPL_OK);
+        const Ran ran =
+            counted([&] { return kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_); });
         ASSERT_EQ(std::memcmp(dst.data(), src.data(), bytes), 0) << "try " << tries.count();
-        ran_here = after.copies_inline - before.copies_inline == 1 &&
-                   after.pieces_executed == before.pieces_executed;
+        ran_here = ran.inline_copies == 1 && ran.pieces == 0;
     }
     EXPECT_TRUE(ran_here) << "copies waited for at once were still handed to awake channels";
 }
@@ -276,26 +287,16 @@ TEST_F(HalvedCopy, ACopyWaitedForAfterAPauseEndsThePrediction) {
         src[i] = static_cast<unsigned char>(i * 31 + 9);
     bool handed_over = false;
     for (Tries tries; tries.more(handed_over);) {
-        for (int i = 0; i < 6; ++i) {
-            ASSERT_EQ(kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_), KUPL_OK);
-            ASSERT_EQ(kupl_event_wait(event_), KUPL_OK);
-        }
-        ASSERT_EQ(kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_), KUPL_OK);
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        ASSERT_EQ(kupl_event_wait(event_), KUPL_OK);
-        ASSERT_EQ(kupl_memcpy_async(wake_dst_.data(), wake_src_.data(), wake_src_.size(), queue_, event_),
-                  KUPL_OK);
-        ASSERT_EQ(kupl_event_wait(event_), KUPL_OK);
+        wait_for_each_at_once(6, dst, src);
+        forget_waits_at_once(); // the copy waited for after a pause
+        wake_channels();
         std::memset(dst.data(), 0, bytes);
-        kuplx_counters_t before{}, after{};
-        ASSERT_EQ(kuplx_get_counters(&before), KUPL_OK);
-        ASSERT_EQ(kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_), KUPL_OK);
-        ASSERT_EQ(kupl_event_wait(event_), KUPL_OK);
-        ASSERT_EQ(kuplx_get_counters(&after), KUPL_OK);
+        const Ran ran =
+            counted([&] { return kupl_memcpy_async(dst.data(), src.data(), bytes, queue_, event_); });
         ASSERT_EQ(std::memcmp(dst.data(), src.data(), bytes), 0) << "try " << tries.count();
-        handed_over = after.copies_inline == before.copies_inline;
+        handed_over = ran.inline_copies == 0;
         if (handed_over)
-            expect_halved(after.pieces_executed - before.pieces_executed);
+            expect_halved(ran.pieces);
     }
     EXPECT_TRUE(handed_over) << "after a copy waited for late, the next still ran on the caller";
 }
