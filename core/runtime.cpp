@@ -69,8 +69,10 @@ int capped_thread_count(int wanted, const char *variable) {
     return topo::kMaxThreadsPerPool;
 }
 
-std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const topo::Topology &topology,
-                                           support::Counters &counters, support::FaultInjector &faults) {
+// Builds the engine into `engine` (the runtime's member: see runtime.h).
+void start_engine(std::optional<sched::Engine> &engine, const support::Config &config,
+                  const topo::Topology &topology, support::Counters &counters,
+                  support::FaultInjector &faults) {
     // Channels, their cpus and the executor count come from the placement plan (topo/placement.h):
     // sized by the cores this process may run on, per NUMA node; KUPL_NUM_CHANNELS and
     // KUPL_NUM_EXECUTORS win.
@@ -116,9 +118,8 @@ std::unique_ptr<sched::Engine> make_engine(const support::Config &config, const 
                         "copy channels and %d of %d executors",
                         channels, options.num_channels, executor->num_threads(), executors);
     // KUPL_BACKEND: a hardware engine beside the software one (one warning line if unusable).
-    return std::make_unique<sched::Engine>(
-        config, copy::attach_provider(config.backend_provider, std::move(backend), counters),
-        std::move(executor), options.plan.allowed_cores, counters, faults);
+    engine.emplace(config, copy::attach_provider(config.backend_provider, std::move(backend), counters),
+                   std::move(executor), options.plan.allowed_cores, counters, faults);
 }
 
 // KUPL_STATS: the counters on stderr, in the style of the MPI interposer's KUPL_MPI_STATS.
@@ -181,7 +182,7 @@ struct ExitHook {
 
 Runtime::Runtime(std::uint64_t generation_number)
     : config(support::read_config_from_environment()), generation(generation_number) {
-    engine = make_engine(config, topology, counters, faults);
+    start_engine(engine, config, topology, counters, faults);
     faults.arm(config.fault_inject);
 }
 

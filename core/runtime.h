@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 namespace kupl {
 
@@ -31,13 +32,16 @@ class Runtime {
 
     const support::Config config;
     const topo::Topology topology;
-    support::FaultInjector faults;
-    std::unique_ptr<sched::Engine> engine;
+    // From here to the first threads' counter slots: what a copy reads of the runtime, the engine
+    // included (a member, not an allocation of its own), on one page: a cold copy pays one page
+    // walk for it (api/api_support.h). Aligned, or it straddles two pages wherever the runtime's
+    // allocation happens to fall.
+    alignas(4096) support::FaultInjector faults;
+    std::optional<sched::Engine> engine; // set by the constructor, which throws if it cannot start
     const std::uint64_t generation;
     api::HandleTable<sched::Queue> queues{0x5, generation};
     api::HandleTable<sched::Event> events{0xA, generation};
-    // Last, its first threads' slots right behind the tables: a copy reads both, and on one page
-    // a cold copy pays one page walk for them, not two (api/api_support.h).
+    // Last, its first threads' slots right behind the tables (on the page above).
     support::Counters counters;
 
     // kupl_queue_acquire(index): created on first use, owned by the runtime.

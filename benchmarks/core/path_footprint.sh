@@ -4,9 +4,17 @@
 # kupl_memcpy_async + kupl_event_wait on an idle queue and for a 256 B kupl_memcpy, each after
 # three untraced ones. A page the runtime has not touched for a while costs a page walk
 # (core_cold_state_bench: 0.5-0.9 us on a VM), so these counts are what a cold copy pays for.
-# Usage: benchmarks/core/path_footprint.sh [BUILD_DIR]   (default: build)
+# With --pages, each data page is listed too, in the order the path first touches it: what it
+# is mapped from, and the libkupl function that touched it first (two pages of one object mean
+# it straddles a page boundary).
+# Usage: benchmarks/core/path_footprint.sh [--pages] [BUILD_DIR]   (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+pages=0
+if [ "${1:-}" = "--pages" ]; then
+  pages=1
+  shift
+fi
 build=$(realpath "${1:-build}")
 command -v valgrind >/dev/null || { echo "path_footprint: needs valgrind (apt install valgrind)" >&2; exit 2; }
 [ -e "$build/core/libkupl.so" ] || { echo "path_footprint: no $build/core/libkupl.so (build first)" >&2; exit 2; }
@@ -52,9 +60,9 @@ c++ -O2 -o "$work/probe" "$work/probe.cpp" -I include -I "$build/include" -L "$b
 for path in async sync; do
   KUPL_NUM_CHANNELS=1 valgrind --tool=lackey --trace-mem=yes --log-file="$work/$path.log" \
     "$work/probe" "$path" "$work/$path.maps" >/dev/null 2>&1 || { echo "path_footprint: the probe failed" >&2; exit 1; }
-  python3 - "$work/$path.log" "$work/$path.maps" "$path" <<'EOF'
-import sys
-log, maps_file, path = sys.argv[1:4]
+  python3 - "$work/$path.log" "$work/$path.maps" "$path" "$pages" "$build/core/libkupl.so" <<'EOF'
+import subprocess, sys
+log, maps_file, path, list_pages, libkupl = sys.argv[1:6]
 maps, begin, end = [], None, None
 for line in open(maps_file):
     if line.startswith('markers '):
@@ -65,8 +73,9 @@ for line in open(maps_file):
     maps.append((low, high, fields[5] if len(fields) > 5 else ''))
 def in_libkupl(address):
     return any(low <= address < high and '/libkupl.so' in name for low, high, name in maps)
-tracing, instructions = False, 0
+tracing, instructions, last_instruction = False, 0, 0
 code_lines, data_pages, data_lines = set(), set(), set()
+first_touches = []  # (instruction, address) of each data page's first access
 for line in open(log):
     if line.startswith('=='):
         continue
@@ -81,14 +90,31 @@ for line in open(log):
             break
         if tracing:
             instructions += 1
+            last_instruction = address
             if in_libkupl(address):
                 code_lines.add(address >> 6)
     elif tracing:
+        if address >> 12 not in data_pages:
+            first_touches.append((last_instruction, address))
         data_pages.add(address >> 12)
         data_lines.add(address >> 6)
 if instructions == 0:
     sys.exit('path_footprint: the traced call was not found between the markers in ' + log)
 label = '256 B async + wait' if path == 'async' else '256 B kupl_memcpy '
+def mapped_from(address):
+    names = [name for low, high, name in maps if low <= address < high]
+    return (names[0].rsplit('/', 1)[-1] or '[anonymous]') if names else '?'
+def libkupl_function(instruction):
+    if not in_libkupl(instruction):
+        return ''
+    base = min(low for low, high, name in maps if '/libkupl.so' in name)
+    out = subprocess.run(['addr2line', '-f', '-C', '-e', libkupl, hex(instruction - base)],
+                         capture_output=True, text=True).stdout
+    return out.split('\n')[0][:100]
+if list_pages == '1':
+    for instruction, address in first_touches:
+        print('  page %#14x  %-24s %s' % (address >> 12 << 12, mapped_from(address),
+                                          libkupl_function(instruction)))
 print('%s: %4d instructions; libkupl code %3d lines on %d pages; data %3d lines on %2d pages'
       % (label, instructions, len(code_lines), len({l >> 6 for l in code_lines}), len(data_lines),
          len(data_pages)))
