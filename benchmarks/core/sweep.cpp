@@ -21,7 +21,9 @@
 //   cold  64 MiB of other memory traffic (a 32 MiB memcpy) first;
 //   awake the runtime's threads have just worked (copies of KUPL_MEMCPY_MT_THRESHOLD bytes, the
 //         smallest the engine splits, + wait, until one went to a channel without waking it:
-//         they spin);
+//         they spin); hot cases then copy once more (the caller's copy), so that their data is
+//         back in the caches those copies went through (until 2026-12-07 it was not: hot/awake
+//         copies up to 512 KiB ran on data the wake-up copies had pushed out of L2);
 //   parked the caller first computes for max(200 us, 4 x KUPL_SPIN_US): the threads have parked
 //         (in cold mode the traffic itself takes that long).
 //
@@ -157,6 +159,7 @@ class Sweep {
     enum { kCaller, kCaller2, kKupl, kCompute, kSerial, kOverlap, kVariants };
     static constexpr size_t kEvictBytes = 32u << 20; // copied: 64 MiB of traffic
     static constexpr int kMaxWakeCopies = 64;
+    static constexpr size_t kRewarmBytes = 1u << 20;
 
     void prepare_buffers(const Case &c) {
         if (c.src_bytes() > src_bytes_) {
@@ -201,6 +204,12 @@ class Sweep {
                     after.worker_wakes == before.worker_wakes)
                     break;
             }
+            // Those copies moved 2 x wake_bytes through the caches: a hot case's buffers are
+            // brought back, as a program has the data it just used (a few microseconds: the
+            // channels still spin). A copy that moves more would not stay in L2 anyway, and
+            // bringing it back would outlast the channels' spin.
+            if (!c_.cold && 2 * c_.bytes() <= kRewarmBytes)
+                caller_copy();
         }
     }
 
