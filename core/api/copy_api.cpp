@@ -170,6 +170,7 @@ extern "C" {
 
 [[gnu::hot]] int kupl_memcpy_async(void *dst, const void *src, size_t count, kupl_queue_h queue,
                                    kupl_event_h event) {
+    kupl::sched::Engine::copy_called_from(__builtin_return_address(0));
     return guarded(__func__, KUPL_ERROR, [&] [[gnu::hot]] (const char *function) {
         kupl::copy::CopyDescriptor copy;
         if (describe_copy(function, dst, count, src, count, count, 1, copy) != KUPL_OK)
@@ -180,6 +181,7 @@ extern "C" {
 
 [[gnu::hot]] int kupl_memcpy2d_async(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                                      size_t height, kupl_queue_h queue, kupl_event_h event) {
+    kupl::sched::Engine::copy_called_from(__builtin_return_address(0));
     return guarded(__func__, KUPL_ERROR, [&] [[gnu::hot]] (const char *function) {
         kupl::copy::CopyDescriptor copy;
         if (describe_copy(function, dst, dpitch, src, spitch, width, height, copy) != KUPL_OK)

@@ -11,6 +11,7 @@
 #include "support/counters.h"
 #include "support/fault_injection.h"
 #include "support/parking.h"
+#include "support/prompt_waits.h"
 #include "support/speed_by_size.h"
 
 #include <array>
@@ -65,16 +66,16 @@ class Engine {
     // then calls copy_at_once), and sets *how. A copy the thread is predicted to wait for at once
     // (see waits_at_once()) is placed as one.
     bool copies_inline(const copy::CopyDescriptor &copy, InlineCopy *how) const;
+    // Called by kupl_memcpy*_async before anything else, with the address its call returns to in
+    // the program: waits at once are predicted per call site (see waits_at_once()).
+    static void copy_called_from(const void *site) { prompt_waits.call_from(site); }
     // Called by the submitting thread when its asynchronous copy call returns: a copy that
     // waits_at_once() judges by becomes this thread's probe (the clock is read once), and the
     // thread's next wait says whether it came at once. A probe still not waited for when the
-    // next one returns was not (copies submitted back to back): that ends the streak.
+    // next one returns was not (copies submitted back to back): that ends its site's streak.
     void copy_returned(const copy::CopyDescriptor &copy) {
-        if (!probes(copy))
-            return;
-        if (probe_returned_ns != 0)
-            prompt_waits = 0;
-        probe_returned_ns = support::now_ns();
+        if (probes(copy))
+            prompt_waits.probe_returned(support::now_ns());
     }
     // Runs such a copy on this thread (how: as copies_inline() set it), counts it and completes
     // record `generation` of `signal` (if any), as start() + settle() do for a copy op. Returns
@@ -94,8 +95,8 @@ class Engine {
     template <typename Done, typename Announce>
     void block_until(Done done, support::EventCount &wakeups, Announce announce) {
         waited_since_copy = true; // this thread's next copy starts a new stream (parked_stream_with)
-        if (probe_returned_ns != 0)
-            end_wait_probe();
+        if (prompt_waits.probe_pending())
+            prompt_waits.waited(support::now_ns());
         if (!done())
             wait_unfinished(done, wakeups, announce);
     }
@@ -234,10 +235,13 @@ class Engine {
     // hand-off adds its cost and overlaps nothing: hot 256 KiB copies, halved, ran at 0.84x of
     // the caller's memcpy), and one beside compute on the channels (its overlap). So an
     // asynchronous copy there, submitted to an idle queue, is placed as if waited for at once
-    // when the thread's last kPromptStreak such copies were waited for within kPromptGapNs of
-    // their call's return (less than a hand-off costs: nothing to overlap); one wait that comes
-    // later (the thread computed meanwhile) ends the streak, and its next copy hands off again.
-    // A thread that alternates the two never reaches the streak: as without the prediction.
+    // when the last PromptWaits::kStreak such copies from its call site were waited for within
+    // PromptWaits::kGapNs of their call's return (less than a hand-off costs: nothing to overlap);
+    // one wait that comes later (the thread computed meanwhile) ends the streak, and the site's
+    // next copy hands off again. Per call site (support/prompt_waits.h): the sweep's copies
+    // waited for at once and those beside compute come from two lines of one thread, and counted
+    // per thread, neither ever reached the streak. Copies from one site that alternate the two
+    // still never do: as without the prediction.
     // Rows narrower than a cache line are left out: bound by a miss per row, they go faster on
     // two threads even waited for at once (hot 8 B x 1024 rows at a 32 KiB pitch: 0.87x of the
     // caller's copy on the caller, 1.05-1.08x halved).
@@ -246,18 +250,9 @@ class Engine {
                copy.cost_bytes() < config_.sync_threshold && (copy.height == 1 || copy.width >= 64);
     }
     bool waits_at_once(const copy::CopyDescriptor &copy) const {
-        return prompt_waits >= kPromptStreak && probe_returned_ns == 0 && probes(copy);
+        return probes(copy) && prompt_waits.predicts();
     }
-    // The thread's first wait after a probe: counts a prompt one, ends the streak otherwise.
-    static void end_wait_probe() {
-        const bool prompt = support::now_ns() - probe_returned_ns < kPromptGapNs;
-        probe_returned_ns = 0;
-        prompt_waits = prompt ? prompt_waits + 1 : 0;
-    }
-    static inline thread_local std::uint64_t probe_returned_ns = 0; // 0: no probe pending
-    static inline thread_local unsigned prompt_waits = 0;
-    static constexpr unsigned kPromptStreak = 4;
-    static constexpr std::uint64_t kPromptGapNs = 1000;
+    static inline thread_local support::PromptWaits prompt_waits; // zeros: no site, no probe
     // Called when a copy placed while every channel slept is done inline (with the stream's bytes
     // it was placed with, if it is part of one) or handed off (0: the channels wake, the stream is
     // over).

@@ -1,0 +1,110 @@
+// Issue 13: which copies a thread waits for at once, predicted per call site of the copy
+// (core/support/prompt_waits.h, used by Engine::waits_at_once): streaks, what ends them, and
+// that one site's waits say nothing of another's.
+#include "support/prompt_waits.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+namespace {
+
+using kupl::support::PromptWaits;
+
+// Stand-ins for two lines of a program that call kupl_memcpy_async (any distinct addresses).
+const char kSiteA = 0, kSiteB = 0;
+
+// A probe copy from `site` returning at `at`, waited for `gap` ns later.
+void copy_and_wait(PromptWaits &waits, const void *site, std::uint64_t at, std::uint64_t gap) {
+    waits.call_from(site);
+    waits.probe_returned(at);
+    waits.waited(at + gap);
+}
+
+TEST(PromptWaits, AStreakOfWaitsAtOncePredictsTheSitesNextCopy) {
+    PromptWaits waits{};
+    std::uint64_t now = 1'000'000;
+    for (unsigned i = 0; i < PromptWaits::kStreak; ++i) {
+        waits.call_from(&kSiteA);
+        EXPECT_FALSE(waits.predicts()) << "after " << i << " waits at once";
+        waits.probe_returned(now);
+        waits.waited(now + 200);
+        now += 10'000;
+    }
+    EXPECT_EQ(waits.streak(&kSiteA), PromptWaits::kStreak);
+    waits.call_from(&kSiteA);
+    EXPECT_TRUE(waits.predicts());
+}
+
+TEST(PromptWaits, ALateWaitEndsOnlyItsSitesStreak) {
+    PromptWaits waits{};
+    std::uint64_t now = 1'000'000;
+    for (unsigned i = 0; i < PromptWaits::kStreak; ++i, now += 10'000) {
+        copy_and_wait(waits, &kSiteA, now, 100);
+        copy_and_wait(waits, &kSiteB, now + 5'000, 100);
+    }
+    // B's copy is waited for after compute: B's streak ends, A's stands.
+    copy_and_wait(waits, &kSiteB, now, PromptWaits::kGapNs + 1);
+    EXPECT_EQ(waits.streak(&kSiteB), 0u);
+    EXPECT_EQ(waits.streak(&kSiteA), PromptWaits::kStreak);
+    waits.call_from(&kSiteA);
+    EXPECT_TRUE(waits.predicts());
+    waits.call_from(&kSiteB);
+    EXPECT_FALSE(waits.predicts());
+}
+
+TEST(PromptWaits, SitesThatAlternateKeepTheirOwnPredictions) {
+    // The sweep's pattern: one line waits at once, another computes before its wait, in turn.
+    PromptWaits waits{};
+    std::uint64_t now = 1'000'000;
+    for (int i = 0; i < 10; ++i, now += 100'000) {
+        copy_and_wait(waits, &kSiteA, now, 150);
+        copy_and_wait(waits, &kSiteB, now + 50'000, 20'000);
+    }
+    waits.call_from(&kSiteA);
+    EXPECT_TRUE(waits.predicts());
+    waits.call_from(&kSiteB);
+    EXPECT_FALSE(waits.predicts());
+}
+
+TEST(PromptWaits, ACopyNotWaitedForBeforeTheNextEndsItsSitesStreak) {
+    PromptWaits waits{};
+    std::uint64_t now = 1'000'000;
+    for (unsigned i = 0; i < PromptWaits::kStreak; ++i, now += 10'000)
+        copy_and_wait(waits, &kSiteA, now, 100);
+    // Two copies back to back: the first was not waited for at once.
+    waits.call_from(&kSiteA);
+    waits.probe_returned(now);
+    EXPECT_TRUE(waits.probe_pending());
+    waits.call_from(&kSiteA);
+    EXPECT_FALSE(waits.predicts()) << "a probe still awaits its wait";
+    waits.probe_returned(now + 100);
+    EXPECT_EQ(waits.streak(&kSiteA), 0u);
+    waits.waited(now + 200); // the second's wait, at once: a streak of one
+    EXPECT_EQ(waits.streak(&kSiteA), 1u);
+    EXPECT_FALSE(waits.probe_pending());
+}
+
+TEST(PromptWaits, ASiteTakingAnothersSlotStartsFromNothing) {
+    PromptWaits waits{};
+    // Addresses that share a slot: kSites apart in the hash's low bits, same higher bits.
+    alignas(64) static const char block[64 * 1024] = {};
+    const void *first = &block[0];
+    const void *other = nullptr;
+    for (std::size_t offset = 1; offset < sizeof block && other == nullptr; ++offset) {
+        PromptWaits probe{};
+        copy_and_wait(probe, &block[offset], 1'000'000, 100);
+        copy_and_wait(probe, first, 2'000'000, 100);
+        if (probe.streak(&block[offset]) == 0) // `first` took its slot
+            other = &block[offset];
+    }
+    ASSERT_NE(other, nullptr);
+    std::uint64_t now = 1'000'000;
+    for (unsigned i = 0; i < PromptWaits::kStreak; ++i, now += 10'000)
+        copy_and_wait(waits, first, now, 100);
+    copy_and_wait(waits, other, now, 100);
+    EXPECT_EQ(waits.streak(other), 1u);
+    EXPECT_EQ(waits.streak(first), 0u) << "its slot went to the other site";
+}
+
+} // namespace
