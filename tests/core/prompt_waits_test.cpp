@@ -21,6 +21,14 @@ void copy_and_wait(PromptWaits &waits, const void *site, std::uint64_t at, std::
     waits.waited(at + gap);
 }
 
+// kStreak probe copies from `site` from `now` on, 10 us apart, each waited for at once; returns the
+// time after the last.
+std::uint64_t waits_at_once_in_a_row(PromptWaits &waits, const void *site, std::uint64_t now) {
+    for (unsigned i = 0; i < PromptWaits::kStreak; ++i, now += 10'000)
+        copy_and_wait(waits, site, now, 100);
+    return now;
+}
+
 TEST(PromptWaits, AStreakOfWaitsAtOncePredictsTheSitesNextCopy) {
     PromptWaits waits{};
     std::uint64_t now = 1'000'000;
@@ -69,9 +77,7 @@ TEST(PromptWaits, SitesThatAlternateKeepTheirOwnPredictions) {
 
 TEST(PromptWaits, ACopyNotWaitedForBeforeTheNextEndsItsSitesStreak) {
     PromptWaits waits{};
-    std::uint64_t now = 1'000'000;
-    for (unsigned i = 0; i < PromptWaits::kStreak; ++i, now += 10'000)
-        copy_and_wait(waits, &kSiteA, now, 100);
+    const std::uint64_t now = waits_at_once_in_a_row(waits, &kSiteA, 1'000'000);
     // Two copies back to back: the first was not waited for at once.
     waits.call_from(&kSiteA);
     waits.probe_returned(now);
@@ -87,7 +93,7 @@ TEST(PromptWaits, ACopyNotWaitedForBeforeTheNextEndsItsSitesStreak) {
 
 TEST(PromptWaits, ASiteTakingAnothersSlotStartsFromNothing) {
     PromptWaits waits{};
-    // Addresses that share a slot: kSites apart in the hash's low bits, same higher bits.
+    // An address that shares `first`'s slot, found by trying: `first` after it leaves it nothing.
     alignas(64) static const char block[64 * 1024] = {};
     const void *first = &block[0];
     const void *other = nullptr;
@@ -99,9 +105,8 @@ TEST(PromptWaits, ASiteTakingAnothersSlotStartsFromNothing) {
             other = &block[offset];
     }
     ASSERT_NE(other, nullptr);
-    std::uint64_t now = 1'000'000;
-    for (unsigned i = 0; i < PromptWaits::kStreak; ++i, now += 10'000)
-        copy_and_wait(waits, first, now, 100);
+    const std::uint64_t now = waits_at_once_in_a_row(waits, first, 1'000'000);
+    EXPECT_EQ(waits.streak(first), PromptWaits::kStreak);
     copy_and_wait(waits, other, now, 100);
     EXPECT_EQ(waits.streak(other), 1u);
     EXPECT_EQ(waits.streak(first), 0u) << "its slot went to the other site";
