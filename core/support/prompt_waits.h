@@ -11,8 +11,11 @@ namespace kupl::support {
 
 // One per thread (not thread-safe); all zeros is the empty record, so a thread_local needs no
 // constructor. A copy "probe" is one the prediction looks at (Engine::probes): its call returns,
-// and the thread's next wait, prompt or late, extends or ends its site's streak. Up to kSites
-// sites, by a hash of the address; a site that takes another's slot starts from nothing.
+// and the thread's next wait, prompt or late, extends or ends its site's streak. The last kSites
+// sites waited for are kept, most recent first; a new site takes the place of the one waited for
+// longest ago and starts from nothing. (A place chosen by a hash of the address, as until
+// 2026-12-07, gave two sites one place in about one program of four, by where the compiler put
+// them, and then neither ever reached its streak: the sweep's two 2D copy lines did.)
 class PromptWaits {
   public:
     static constexpr unsigned kStreak = 4;        // waits at once in a row that predict the next
@@ -42,8 +45,10 @@ class PromptWaits {
     }
     // The waits at once in a row of copies from `site`.
     unsigned streak(const void *site) const {
-        const Site &entry = slot(site);
-        return entry.site == site ? entry.streak : 0;
+        for (const Site &entry : sites_)
+            if (entry.site == site)
+                return entry.streak;
+        return 0;
     }
 
   private:
@@ -51,13 +56,15 @@ class PromptWaits {
         const void *site;
         unsigned streak;
     };
-    static std::size_t index(const void *site) {
-        const auto key = reinterpret_cast<std::uintptr_t>(site);
-        return (key ^ (key >> 5) ^ (key >> 11)) % kSites;
+    // Moves `site` to the front with `streak`; one not kept replaces the last (least recent).
+    void set_streak(const void *site, unsigned streak) {
+        std::size_t at = 0;
+        while (at + 1 < kSites && sites_[at].site != site)
+            ++at;
+        for (; at > 0; --at)
+            sites_[at] = sites_[at - 1];
+        sites_[0] = Site{site, streak};
     }
-    Site &slot(const void *site) { return sites_[index(site)]; }
-    const Site &slot(const void *site) const { return sites_[index(site)]; }
-    void set_streak(const void *site, unsigned streak) { slot(site) = Site{site, streak}; }
 
     Site sites_[kSites];
     const void *call_site_;

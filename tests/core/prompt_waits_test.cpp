@@ -91,25 +91,40 @@ TEST(PromptWaits, ACopyNotWaitedForBeforeTheNextEndsItsSitesStreak) {
     EXPECT_FALSE(waits.probe_pending());
 }
 
-TEST(PromptWaits, ASiteTakingAnothersSlotStartsFromNothing) {
+TEST(PromptWaits, AsManySitesAsKeptHoldTheirStreaksWhateverTheirAddresses) {
+    // Addresses 4 bytes apart: under a hash of the address (until 2026-12-07) they all shared one
+    // place, and each one's waits ended the others' streaks.
+    alignas(64) static const char lines[4 * PromptWaits::kSites] = {};
     PromptWaits waits{};
-    // An address that shares `first`'s slot, found by trying: `first` after it leaves it nothing.
-    alignas(64) static const char block[64 * 1024] = {};
-    const void *first = &block[0];
-    const void *other = nullptr;
-    for (std::size_t offset = 1; offset < sizeof block && other == nullptr; ++offset) {
-        PromptWaits probe{};
-        copy_and_wait(probe, &block[offset], 1'000'000, 100);
-        copy_and_wait(probe, first, 2'000'000, 100);
-        if (probe.streak(&block[offset]) == 0) // `first` took its slot
-            other = &block[offset];
+    std::uint64_t now = 1'000'000;
+    for (unsigned round = 0; round < PromptWaits::kStreak; ++round)
+        for (std::size_t site = 0; site < PromptWaits::kSites; ++site, now += 10'000)
+            copy_and_wait(waits, &lines[4 * site], now, 100);
+    for (std::size_t site = 0; site < PromptWaits::kSites; ++site) {
+        EXPECT_EQ(waits.streak(&lines[4 * site]), PromptWaits::kStreak) << "site " << site;
+        waits.call_from(&lines[4 * site]);
+        EXPECT_TRUE(waits.predicts()) << "site " << site;
     }
-    ASSERT_NE(other, nullptr);
-    const std::uint64_t now = waits_at_once_in_a_row(waits, first, 1'000'000);
-    EXPECT_EQ(waits.streak(first), PromptWaits::kStreak);
-    copy_and_wait(waits, other, now, 100);
-    EXPECT_EQ(waits.streak(other), 1u);
-    EXPECT_EQ(waits.streak(first), 0u) << "its slot went to the other site";
+}
+
+TEST(PromptWaits, ANewSiteTakesThePlaceOfTheOneWaitedForLongestAgo) {
+    static const char lines[PromptWaits::kSites + 1] = {};
+    PromptWaits waits{};
+    std::uint64_t now = 1'000'000;
+    for (std::size_t site = 0; site < PromptWaits::kSites; ++site)
+        now = waits_at_once_in_a_row(waits, &lines[site], now);
+    // The first site waits again: the second is now the one waited for longest ago.
+    copy_and_wait(waits, &lines[0], now, 100);
+    copy_and_wait(waits, &lines[PromptWaits::kSites], now + 10'000, 100);
+    EXPECT_EQ(waits.streak(&lines[PromptWaits::kSites]), 1u);
+    EXPECT_EQ(waits.streak(&lines[1]), 0u) << "its place went to the new site";
+    EXPECT_EQ(waits.streak(&lines[0]), PromptWaits::kStreak + 1);
+    for (std::size_t site = 2; site < PromptWaits::kSites; ++site)
+        EXPECT_EQ(waits.streak(&lines[site]), PromptWaits::kStreak) << "site " << site;
+    // The evicted site starts from nothing: kStreak waits at once again before a prediction.
+    now = waits_at_once_in_a_row(waits, &lines[1], now + 20'000);
+    waits.call_from(&lines[1]);
+    EXPECT_TRUE(waits.predicts());
 }
 
 } // namespace
