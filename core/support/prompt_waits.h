@@ -31,7 +31,7 @@ class PromptWaits {
     // waited for at once (copies submitted back to back): that ends its site's streak.
     void probe_returned(std::uint64_t now_ns) {
         if (returned_ns_ != 0)
-            set_streak(probe_site_, 0);
+            streak_at_front(probe_site_) = 0;
         probe_site_ = call_site_;
         returned_ns_ = now_ns;
     }
@@ -41,7 +41,8 @@ class PromptWaits {
     void waited(std::uint64_t now_ns) {
         const bool prompt = now_ns - returned_ns_ < kGapNs;
         returned_ns_ = 0;
-        set_streak(probe_site_, prompt ? streak(probe_site_) + 1 : 0);
+        unsigned &in_a_row = streak_at_front(probe_site_);
+        in_a_row = prompt ? in_a_row + 1 : 0;
     }
     // The waits at once in a row of copies from `site`.
     unsigned streak(const void *site) const {
@@ -56,14 +57,17 @@ class PromptWaits {
         const void *site;
         unsigned streak;
     };
-    // Moves `site` to the front with `streak`; one not kept replaces the last (least recent).
-    void set_streak(const void *site, unsigned streak) {
+    // Moves `site` to the front, with its streak if it was kept (else 0: it replaces the last,
+    // the least recent), and returns that streak: one lookup for reading and writing it.
+    unsigned &streak_at_front(const void *site) {
         std::size_t at = 0;
         while (at + 1 < kSites && sites_[at].site != site)
             ++at;
+        const Site moved = sites_[at].site == site ? sites_[at] : Site{site, 0};
         for (; at > 0; --at)
             sites_[at] = sites_[at - 1];
-        sites_[0] = Site{site, streak};
+        sites_[0] = moved;
+        return sites_[0].streak;
     }
 
     Site sites_[kSites];
