@@ -6,6 +6,10 @@
 // Then the floor under a hand-off to an awake channel: how long a thread spinning on a word takes
 // to see it change, polling between a few pauses, and polling with a sched_yield at every poll
 // (what KUPL's spin-waits did before they yielded every 5 us), and what one sched_yield costs.
+// Last, a sleeping hand-off there and back: the caller wakes a sleeping thread and sleeps until
+// that thread wakes it back, both on one CPU and on two. That is the least a thread pays to have
+// another thread run something for it while it waits (the OpenMP plugin's `nowait` regions that
+// enter libomp, moved off libomp's hidden-helper threads).
 //
 // usage: core_wake_latency [--pin] [--reps=N (51)] [--idle-us=U (300)]
 #include <linux/futex.h>
@@ -107,6 +111,43 @@ double spin_pickup_us(bool yield_every_poll, int reps) {
     return median(after_us);
 }
 
+// A sleeping hand-off there and back, back to back: us per round trip (median of `reps` batches of
+// 100), the caller on `caller_cpu` and its partner on `partner_cpu` (-1: wherever the scheduler
+// puts them).
+double sleeping_round_trip_us(int caller_cpu, int partner_cpu, int reps) {
+    cpu_set_t before;
+    pthread_getaffinity_np(pthread_self(), sizeof before, &before);
+    std::atomic<std::uint32_t> to_partner{0}, to_caller{0};
+    constexpr int kBatch = 100;
+    std::thread partner([&] {
+        if (partner_cpu >= 0)
+            pin_to(partner_cpu);
+        for (std::uint32_t seen = 0; seen < static_cast<std::uint32_t>(reps * kBatch); ++seen) {
+            while (to_partner.load() == seen)
+                futex_wait(to_partner, seen);
+            to_caller.fetch_add(1);
+            futex_wake(to_caller);
+        }
+    });
+    if (caller_cpu >= 0)
+        pin_to(caller_cpu);
+    std::vector<double> per_trip_us;
+    for (int r = 0; r < reps; ++r) {
+        const std::int64_t start = now_ns();
+        for (int i = 0; i < kBatch; ++i) {
+            const std::uint32_t expected = to_caller.load();
+            to_partner.fetch_add(1);
+            futex_wake(to_partner);
+            while (to_caller.load() == expected)
+                futex_wait(to_caller, expected);
+        }
+        per_trip_us.push_back((now_ns() - start) / 1e3 / kBatch);
+    }
+    partner.join();
+    pthread_setaffinity_np(pthread_self(), sizeof before, &before);
+    return median(per_trip_us);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -181,5 +222,18 @@ int main(int argc, char **argv) {
     std::printf("spinning thread: sees a posted word after %.2f us polling between pauses, %.2f us with a "
                 "sched_yield at every poll (one sched_yield: %.2f us; medians of %d)\n",
                 spin_pickup_us(false, reps * 20), spin_pickup_us(true, reps * 20), yield_us, reps * 20);
+    // The first two CPUs this process may run on.
+    cpu_set_t allowed;
+    int cpus[2] = {-1, -1};
+    if (pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0)
+        for (int cpu = 0, found = 0; cpu < CPU_SETSIZE && found < 2; ++cpu)
+            if (CPU_ISSET(cpu, &allowed))
+                cpus[found++] = cpu;
+    if (cpus[1] >= 0)
+        std::printf("sleeping hand-off there and back: %.2f us on one CPU, %.2f us on two, %.2f us left to "
+                    "the scheduler (medians of %d batches of 100)\n",
+                    sleeping_round_trip_us(cpus[0], cpus[0], reps),
+                    sleeping_round_trip_us(cpus[0], cpus[1], reps), sleeping_round_trip_us(-1, -1, reps),
+                    reps);
     return 0;
 }
