@@ -12,7 +12,7 @@ pairs or more, and with 12 only 12 of 12 (or 0 of 12) passes: a case called move
 not called may still have, if the move repeats in further sittings.
 
 Usage: compare_sweeps.py DIR [--all]   (--all: every case, not only those that moved)
-Exit status 2 if DIR holds no complete pair."""
+Exit status 2 on a bad argument, or if DIR holds no complete pair or its pairs no common case."""
 import glob
 import json
 import math
@@ -54,8 +54,9 @@ def misses(run):
 
 
 def main(argv):
-    if len(argv) < 2:
-        sys.exit(__doc__)
+    if len(argv) < 2 or any(arg != "--all" for arg in argv[2:]):
+        print(__doc__, file=sys.stderr)
+        return 2
     pairs = load_pairs(argv[1])
     show_all = "--all" in argv[2:]
     if not pairs:
@@ -67,6 +68,9 @@ def main(argv):
         for c in a["cases"]:
             if key(c) in b_cases:
                 per_case.setdefault(key(c), []).append((c, b_cases[key(c)]))
+    if not per_case:
+        print(f"compare_sweeps: the runs in {argv[1]} have no case in common", file=sys.stderr)
+        return 2
     bar = 0.05 / len(per_case)
     print(f"{len(pairs)} pairs, {len(per_case)} cases; moved: sign test p < {bar:.4f}")
     if sign_test_p(len(pairs), 0) >= bar:

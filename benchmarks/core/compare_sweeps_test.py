@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks compare_sweeps.py on made-up sweeps whose answer is known: a case higher on side b in
 12 of 12 pairs is moved; one higher in 11, 9 or 6 of 12, or equal in every pair, is not (9 cases:
-p must be below 0.05 / 9); the issue's miss count is per run; an empty folder is an error. Usage: compare_sweeps_test.py PATH/TO/compare_sweeps.py"""
+p must be below 0.05 / 9); the issue's miss count is per run; an empty folder and an unknown
+option are errors. Usage: compare_sweeps_test.py PATH/TO/compare_sweeps.py"""
 import json
 import os
 import subprocess
@@ -34,6 +35,9 @@ with tempfile.TemporaryDirectory() as folder:
         for side, cases in (("a", a), ("b", b)):
             with open(os.path.join(folder, f"{side}.{n}.json"), "w") as f:
                 json.dump({"context": {}, "cases": cases}, f)
+    result = subprocess.run([sys.executable, script, folder, "--al"], capture_output=True, text=True)
+    if result.returncode != 2 or "Usage" not in result.stderr:
+        failures.append(f"unknown option: status {result.returncode}, stderr {result.stderr[:80]!r}")
     # A lone run without its pair is left out, not compared against nothing.
     with open(os.path.join(folder, "a.13.json"), "w") as f:
         json.dump({"context": {}, "cases": [case("always", 0.1, 5000)]}, f)
