@@ -8,8 +8,10 @@ A case is called moved only when a two-sided sign test over its pairs gives p be
 0.05 / (number of cases): on this kind of VM an A/A of one library against a copy of itself moved
 single cases' medians by up to 0.2 and put 9 of 10 pairs on one side in some case of 54
 (benchmarks/core/results/awake_count_2026-12-07.txt). For the quick sweep's 54 cases it takes 12
-pairs or more, and with 12 only 12 of 12 (or 0 of 12) passes: a case called moved has moved; one
-not called may still have, if the move repeats in further sittings.
+pairs or more, and with 12 only 12 of 12 (or 0 of 12) passes. That bounds the chance of calling
+any case moved at 5% for independent pairs, but runs on a shared host are not quite that: an A/A
+of 12 pairs here called one case moved (same file). So confirm a move in a second sitting; and
+one not called may still be real if it repeats there.
 
 Usage: compare_sweeps.py DIR [--all]   (--all: every case, not only those that moved)
 Exit status 2 on a bad argument, or if DIR holds no complete pair or its pairs no common case."""
