@@ -44,18 +44,12 @@
 namespace {
 
 using standalone_timing::alloc_pages;
+using standalone_timing::compute;
 using standalone_timing::die;
 using standalone_timing::median;
 using Clock = std::chrono::steady_clock;
 
 volatile std::uint64_t g_sink;
-
-// Computes in registers only: a multiply-add chain, `n` steps.
-std::uint64_t compute(std::uint64_t n, std::uint64_t x) {
-    for (std::uint64_t i = 0; i < n; ++i)
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return x;
-}
 
 class Bench {
   public:
