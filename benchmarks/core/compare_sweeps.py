@@ -22,6 +22,8 @@ import re
 import statistics
 import sys
 
+from plot_sweep import key, misses_target
+
 
 def load_pairs(folder):
     """[(a_run, b_run)] for every N with both DIR/a.N.json and DIR/b.N.json."""
@@ -46,13 +48,9 @@ def sign_test_p(higher, lower):
     return min(1.0, p)
 
 
-def key(case):
-    return (case["name"], case["temp"], case["threads"])
-
-
 def misses(run):
-    """Cases of 2 us or more (the caller's own copy) below 0.95x: the issue's count."""
-    return sum(1 for c in run["cases"] if c["caller_ns"] >= 2000 and c["ratio"] < 0.95)
+    """The run's cases that miss the issue's target (plot_sweep.misses_target)."""
+    return sum(1 for c in run["cases"] if misses_target(c))
 
 
 def main(argv):
@@ -80,7 +78,8 @@ def main(argv):
     print(f"{'case':<22} {'temp':<5} {'threads':<7} {'ratio a -> b':>13} {'b higher':>9} "
           f"{'gain a -> b':>12}  p")
     moved = 0
-    for k, runs in per_case.items():
+    for runs in per_case.values():
+        first = runs[0][0]
         ratio_a = statistics.median(a["ratio"] for a, _ in runs)
         ratio_b = statistics.median(b["ratio"] for _, b in runs)
         higher = sum(1 for a, b in runs if b["ratio"] > a["ratio"])
@@ -91,7 +90,7 @@ def main(argv):
         if show_all or is_moved:
             gain_a = statistics.median(a["gain"] for a, _ in runs)
             gain_b = statistics.median(b["gain"] for _, b in runs)
-            print(f"{k[0]:<22} {k[1]:<5} {k[2]:<7} {ratio_a:5.2f} -> {ratio_b:4.2f} "
+            print(f"{first['name']:<22} {first['temp']:<5} {first['threads']:<7} {ratio_a:5.2f} -> {ratio_b:4.2f} "
                   f"{higher:4d}/{len(runs):<4d} {gain_a:5.2f} -> {gain_b:4.2f}  {p:.4f}"
                   + ("  moved" if is_moved else ""))
     print(f"cases moved: {moved} of {len(per_case)}")
